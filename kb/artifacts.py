@@ -1,0 +1,105 @@
+"""An entry's exported models, cached by content, with the trigger precondition enforced."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from kb import versions
+from kb.child import run_function
+from kb.compare import Outputs
+from kb.entries import Entry
+from kb.errors import KBError
+from kb.pattern import find
+
+
+class PreparationFailed(Exception):
+    """The reproducer could not produce what the checks need; no engine was judged."""
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    dir: Path
+    manifest: dict
+
+    def case(self, name: str) -> dict:
+        if name not in self.manifest:
+            raise KeyError(f"the reproducer has no case {name!r} (it has {sorted(self.manifest)})")
+        return self.manifest[name]
+
+    def onnx(self, name: str) -> Path:
+        return self.dir / self.case(name)["onnx"]
+
+    def inputs(self, name: str) -> Path:
+        self.case(name)
+        return self.dir / f"{name}.inputs.npz"
+
+    def reference(self, name: str) -> Outputs:
+        self.case(name)
+        return Outputs.load(name, self.dir / f"{name}.reference.npz", "torch")
+
+    def torchscript(self, name: str) -> Path:
+        return self.dir / self.case(name)["torchscript"]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("KB_CACHE", Path.cwd() / ".kb" / "cache"))
+
+
+def _key(entry: Entry) -> str:
+    h = hashlib.sha256()
+    h.update(entry.repro.read_bytes())
+    h.update((Path(__file__).parent / "export.py").read_bytes())
+    for pkg in ("torch", "onnx"):
+        h.update(f"{pkg}={versions.of(pkg)}".encode())
+    return h.hexdigest()[:16]
+
+
+_memo: dict[Path, Artifacts] = {}
+
+
+def prepare(entry: Entry, timeout: float = 600) -> Artifacts:
+    """Export once per reproducer content and torch/onnx versions; verify the triggers."""
+    final = cache_root() / entry.slug / _key(entry)
+    if final in _memo:
+        return _memo[final]
+    if not (final / "manifest.json").is_file():
+        tmp = final.with_name(f"{final.name}.tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        step = run_function("torch export", "kb.export:export_entry", timeout=timeout,
+                            repro=str(entry.repro), out=str(tmp), shown=f"python {entry.repro} (export)")
+        if not step.ok:
+            shutil.rmtree(tmp, ignore_errors=True)
+            last = [ln for ln in step.output.splitlines() if ln.strip()][-1:] or [""]
+            raise PreparationFailed(f"{KBError(entry.repro, 'export failed')} ({step.fate()}): {last[0]}")
+        try:
+            tmp.rename(final)
+        except OSError:  # another worker finished first; its copy is as good
+            shutil.rmtree(tmp, ignore_errors=True)
+    arts = Artifacts(final, json.loads((final / "manifest.json").read_text()))
+    check_triggers(entry, arts)
+    _memo[final] = arts
+    return arts
+
+
+def check_triggers(entry: Entry, arts: Artifacts) -> None:
+    """Each case must contain the entry's trigger pattern, and each control case must not."""
+    import onnx
+
+    for name, case in arts.manifest.items():
+        model = onnx.load(str(arts.onnx(name)), load_external_data=False)
+        matches = find(entry.meta.trigger, model)
+        how = f"opset {case['opset']}, dynamo={case['dynamo']}, torch {versions.of('torch')}"
+        if case["trigger"] and not matches:
+            raise PreparationFailed(
+                f"{entry.repro}: case {name!r} exported without the trigger pattern ({how}); "
+                "the exporter may have rewritten the graph, so no engine was judged")
+        if not case["trigger"] and matches:
+            raise PreparationFailed(
+                f"{entry.repro}: control case {name!r} contains trigger pattern "
+                f"{matches[0].pattern!r} at {sorted(matches[0].nodes.values())}")

@@ -1,0 +1,81 @@
+"""MNN: converter, offline quantizer and runtime, each driven in a child process.
+
+The `mnnconvert`/`mnnquant` console scripts and MNN.tools.* import a logger that pip-installs a
+package and sends telemetry at run time, so we call the native `_tools` module directly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kb.child import run_function
+from kb.compare import Outputs
+from kb.engines.base import Engine
+
+
+class MNN(Engine):
+    name = "mnn"
+    module = "_tools"
+    install = "pip install MNN"
+
+    def convert(self, case_or_model: str | Path, *flags: str, tag: str = "") -> Path:
+        """Convert an ONNX model (a case name or a path) with mnnconvert; return `<case>[.tag].mnn`."""
+        src = case_or_model if isinstance(case_or_model, Path) else self.s.artifacts.onnx(case_or_model)
+        dst = self.s.path(f"{src.stem}{'.' + tag if tag else ''}.mnn")
+        argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(src), "--MNNModel", str(dst),
+                "--bizCode", "kb", *flags]
+        shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
+        self.s.step(run_function(f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.engines.mnn:child_convert",
+                                 argv=argv, shown=shown), produces=[dst])
+        return dst
+
+    def quantize(self, model: Path, config: dict, name: str) -> Path:
+        """Offline (calibrated) quantization with mnnquant; `config` is its JSON config."""
+        dst = self.s.path(name)
+        cfg = self.s.path(f"{dst.stem}.quant.json")
+        cfg.write_text(json.dumps(config, indent=1))
+        argv = ["quantized.out", str(model), str(dst), str(cfg)]
+        method = config.get("feature_quantize_method", "?")
+        self.s.step(run_function(f"mnnquant {method}", "kb.engines.mnn:child_quantize", argv=argv,
+                                 shown=f"mnnquant {model.name} {dst.name} {cfg.name}  # {json.dumps(config)}"),
+                    produces=[dst])
+        return dst
+
+    def run(self, model: Path, case: str | None = None, feed: Path | None = None) -> Outputs:
+        """Run `<case>[...].mnn` on the case's inputs (or `feed`, an .npz); outputs are named as in the case."""
+        case = case or model.name.split(".")[0]
+        out = self.s.path(f"{model.stem}.mnn-out.npz")
+        meta = self.s.artifacts.case(case)
+        self.s.step(run_function(f"MNN run {model.name}", "kb.engines.mnn:child_run", model=str(model),
+                                 feed=str(feed or self.s.artifacts.inputs(case)), out=str(out),
+                                 outputs=meta["outputs"]),
+                    produces=[out])
+        return Outputs.load(case, out, f"MNN {self.version()}")
+
+
+def child_convert(argv: list[str]) -> None:
+    import _tools
+
+    _tools.mnnconvert(argv)
+
+
+def child_quantize(argv: list[str]) -> None:
+    import _tools
+
+    _tools.mnnquant(argv)
+
+
+def child_run(model: str, feed: str, out: str, outputs: list[str]) -> None:
+    import MNN.expr as F
+    import MNN.nn as nn
+    import numpy as np
+
+    with np.load(feed) as z:
+        inputs = {k: z[k].astype(np.float32) for k in z.files}
+    net = nn.load_module_from_file(model, list(inputs), outputs)
+    xs = [F.const(a.flatten().tolist(), list(a.shape), F.NCHW) for a in inputs.values()]
+    ys = net.forward(xs)  # always a list: a single Var argument can crash MNN
+    if len(ys) != len(outputs):
+        raise SystemExit(f"MNN forward returned {len(ys)} outputs, expected {len(outputs)}")
+    np.savez(out, **{n: np.array(F.convert(y, F.NCHW).read()) for n, y in zip(outputs, ys)})

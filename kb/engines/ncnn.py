@@ -1,0 +1,64 @@
+"""ncnn: the pip runtime, running .param/.bin pairs written by a converter or by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb.child import run_function
+from kb.compare import Outputs
+from kb.engines.base import Engine
+
+
+class NCNN(Engine):
+    name = "ncnn"
+    module = "ncnn"
+    install = "pip install ncnn"
+
+    def run(self, param: Path, bin: Path | None, case: str, inputs: list[str], outputs: list[str],
+            feed: Path | None = None) -> Outputs:
+        """Run blobs `inputs` <- the case's inputs (in order); read blobs `outputs` as its outputs.
+
+        ncnn has no batch axis: a leading dimension of 1 is dropped on the way in.
+        """
+        out = self.s.path(f"{param.stem}.ncnn-out.npz")
+        case_outputs = list(self.s.artifacts.reference(case).arrays)
+        self.s.step(run_function(f"ncnn run {param.name}", "kb.engines.ncnn:child_run",
+                                 param=str(param), bin=str(bin) if bin else None,
+                                 feed=str(feed or self.s.artifacts.inputs(case)), out=str(out),
+                                 blobs_in=inputs, blobs_out=dict(zip(outputs, case_outputs))),
+                    produces=[out])
+        return Outputs.load(case, out, f"ncnn {self.version()}")
+
+    def write_param(self, name: str, text: str) -> Path:
+        """A hand-written .param (weightless layers only), e.g. what a converter is known to emit."""
+        path = self.s.path(name)
+        path.write_text(text.strip() + "\n")
+        return path
+
+
+def child_run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str],
+              blobs_out: dict[str, str]) -> None:
+    import sys
+
+    import ncnn
+    import numpy as np
+
+    net = ncnn.Net()
+    net.opt.use_vulkan_compute = False
+    if net.load_param(param) != 0:
+        sys.exit(f"ncnn: load_param failed for {param}")
+    if bin and net.load_model(bin) != 0:
+        sys.exit(f"ncnn: load_model failed for {bin}")
+    with np.load(feed) as z:
+        arrays = [z[k] for k in z.files]
+    ex = net.create_extractor()
+    for blob, arr in zip(blobs_in, arrays):
+        arr = arr[0] if arr.ndim > 1 and arr.shape[0] == 1 else arr
+        ex.input(blob, ncnn.Mat(np.ascontiguousarray(arr, dtype=np.float32)))
+    result = {}
+    for blob, name in blobs_out.items():
+        ret, mat = ex.extract(blob)
+        if ret != 0:
+            sys.exit(f"ncnn: extract {blob!r} failed with {ret}")
+        result[name] = np.array(mat)[None]
+    np.savez(out, **result)

@@ -1,0 +1,110 @@
+"""Find and load the corpus entries in repros/<slug>/."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from kb.errors import KBError
+from kb.schema import SLUG, EntryMeta
+
+PAGE = "README.md"  # the page, with the front matter
+REPRO = "repro.py"  # the minimal torch reproducer
+TEST = "test_checks.py"  # the checks, run by pytest and by `kb check`
+EXPECTED = "expected.yaml"  # accepted observations, written by `kb accept`
+
+
+@dataclass(frozen=True)
+class Entry:
+    slug: str
+    dir: Path
+    meta: EntryMeta
+    body: str
+
+    @property
+    def page(self) -> Path:
+        return self.dir / PAGE
+
+    @property
+    def repro(self) -> Path:
+        return self.dir / REPRO
+
+    @property
+    def test(self) -> Path:
+        return self.dir / TEST
+
+    @property
+    def expected(self) -> Path:
+        return self.dir / EXPECTED
+
+
+def repo_root() -> Path:
+    """The corpus root: $KB_ROOT, else the nearest folder upwards holding repros/."""
+    if "KB_ROOT" in os.environ:
+        return Path(os.environ["KB_ROOT"])
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        if (d / "repros").is_dir():
+            return d
+    return Path(__file__).resolve().parent.parent
+
+
+def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
+    if not text.startswith("---\n"):
+        raise KBError(path, "the page must start with a '---' front matter block")
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        raise KBError(path, "the front matter block is not closed by '---'")
+    try:
+        data = yaml.safe_load(text[4:end])
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark else ""
+        raise KBError(path, f"front matter is not valid YAML{where}: {getattr(e, 'problem', e)}") from None
+    if not isinstance(data, dict):
+        raise KBError(path, "front matter must be a mapping")
+    return data, text[end + 5:]
+
+
+def load_entry(folder: Path) -> Entry:
+    slug = folder.name
+    page = folder / PAGE
+    if not page.is_file():
+        raise KBError(page, "missing: every entry needs its page")
+    import re
+
+    if not re.match(SLUG, slug):
+        raise KBError(folder, "folder name is not a valid slug (lowercase words joined by '-')")
+    data, body = split_front_matter(page.read_text(encoding="utf-8"), page)
+    try:
+        meta = EntryMeta.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "(root)"
+        raise KBError(page, f"field '{field}': {err['msg']}") from None
+    for name in (REPRO, TEST):
+        if not (folder / name).is_file():
+            raise KBError(folder / name, "missing: every entry needs a reproducer and a test")
+    return Entry(slug, folder, meta, body)
+
+
+def load_all(root: Path | None = None) -> list[Entry]:
+    base = (root or repo_root()) / "repros"
+    entries = [load_entry(d) for d in sorted(base.iterdir()) if d.is_dir() and not d.name.startswith((".", "_"))]
+    ids: dict[str, str] = {}
+    for e in entries:
+        if e.meta.id in ids:
+            raise KBError(e.page, f"field 'id': {e.meta.id} is already used by {ids[e.meta.id]}")
+        ids[e.meta.id] = e.slug
+    return entries
+
+
+def find(slug: str, root: Path | None = None) -> Entry:
+    folder = (root or repo_root()) / "repros" / slug
+    if not folder.is_dir():
+        raise KBError(folder, "no such entry")
+    return load_entry(folder)

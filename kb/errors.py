@@ -1,0 +1,19 @@
+"""The one error users see: a file and what is wrong with it, on one line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class KBError(Exception):
+    def __init__(self, path: Path | str, problem: str, code: int = 2):
+        self.path, self.problem, self.code = Path(path), problem, code
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        try:
+            shown = os.path.relpath(self.path)
+        except ValueError:
+            shown = str(self.path)
+        return f"{shown}: {self.problem}"

@@ -1,0 +1,124 @@
+"""The committed knowledge of an entry: which verdict each check gave on each engine version.
+
+Only `kb accept` writes it, from recorded observations; a test run only reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from kb.errors import KBError
+from kb.records import Record
+
+HEADER = ("# Accepted observations: check -> engine version -> verdict.\n"
+          "# Written by `kb accept` from recorded runs; a test run never changes this file.\n")
+
+
+class Expectation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    verdict: str
+    signature: str | None = None
+    observed: str  # date of the accepted run
+    platform: str
+    record: str  # id of the accepted record
+
+
+Table = dict[str, dict[str, Expectation]]
+
+
+def _key(v: str):
+    try:
+        return (0, Version(v))
+    except InvalidVersion:
+        return (1, v)
+
+
+def load(path: Path) -> Table:
+    if not path.is_file():
+        return {}
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return {check: {str(v): Expectation.model_validate(e) for v, e in per.items()}
+                for check, per in raw.items()}
+    except (yaml.YAMLError, AttributeError, ValidationError) as e:
+        raise KBError(path, f"not a valid expectations file: {str(e).splitlines()[0]}") from None
+
+
+@dataclass
+class Expected:
+    version: str  # the engine version it was accepted for
+    exp: Expectation
+
+
+def lookup(table: Table, check: str, version: str) -> Expected | None:
+    """The expectation for `version`: its own, else the nearest older accepted one, else the oldest."""
+    per = table.get(check)
+    if not per:
+        return None
+    if version in per:
+        return Expected(version, per[version])
+    known = sorted(per, key=_key)
+    older = [v for v in known if _key(v) < _key(version)]
+    v = older[-1] if older else known[0]
+    return Expected(v, per[v])
+
+
+def accept(path: Path, records: list[Record]) -> int:
+    """Fold records into the file at `path`, newest record winning; write atomically."""
+    table = load(path)
+    n = 0
+    for r in records:
+        if r.verdict in ("skipped", "error"):
+            continue
+        table.setdefault(r.check, {})[r.engine_version] = Expectation(
+            verdict=r.verdict, signature=r.signature, observed=r.started.date().isoformat(),
+            platform=r.platform, record=r.id)
+        n += 1
+    data = {c: {v: e.model_dump(exclude_none=True) for v, e in sorted(per.items(), key=lambda kv: _key(kv[0]))}
+            for c, per in sorted(table.items())}
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    tmp.write_text(HEADER + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    tmp.replace(path)
+    return n
+
+
+@dataclass
+class Assessment:
+    status: str  # "expected", "changed", "new", "skipped" or "error"
+    message: str
+
+
+def assess(rec: Record, table: Table) -> Assessment:
+    """Compare one observation with the accepted knowledge, in words a user can act on."""
+    where = f"{rec.engine} {rec.engine_version}"
+    if rec.verdict in ("skipped", "error"):
+        return Assessment(rec.verdict, f"{rec.entry}/{rec.check}: {rec.detail}")
+    seen = rec.verdict + (f" [{rec.signature}]" if rec.signature else "")
+    accept = f"If this is right, record it: kb accept {rec.entry} --check {rec.check}"
+    got = lookup(table, rec.check, rec.engine_version)
+    if got is None:
+        return Assessment("new", f"NEW: no accepted result for {rec.entry}/{rec.check}; "
+                                 f"observed {seen} on {where}: {rec.detail}\n{accept}")
+    exp = got.exp
+    if (exp.verdict, exp.signature) == (rec.verdict, rec.signature):
+        return Assessment("expected", f"{seen} on {where}, as accepted: {rec.detail}")
+    change = _CHANGES.get((exp.verdict, rec.verdict), "CHANGED")
+    was = exp.verdict + (f" [{exp.signature}]" if exp.signature else "")
+    return Assessment("changed", f"{change}: {rec.entry}/{rec.check} was {was} on {rec.engine} {got.version} "
+                                 f"(accepted {exp.observed}), now {seen} on {where}: {rec.detail}\n{accept}")
+
+
+_CHANGES = {
+    ("reproduces", "fixed"): "FIXED",
+    ("differs", "fixed"): "FIXED",
+    ("fixed", "reproduces"): "REGRESSION",
+    ("fixed", "differs"): "REGRESSION",
+    ("works", "broken"): "WORKAROUND BROKEN",
+    ("broken", "works"): "WORKAROUND NOW WORKS",
+}

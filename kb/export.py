@@ -1,0 +1,62 @@
+"""Torch side: turn an entry's reproducer cases into ONNX files, inputs and reference outputs.
+
+Runs in one child process per entry (importing torch is most of the cost), never in the parent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Case:
+    """One model of a reproducer, and how to export it."""
+
+    name: str
+    module: Any  # torch.nn.Module
+    inputs: tuple  # example input tensors
+    input_names: list[str]
+    output_names: list[str]
+    opset: int = 13
+    dynamo: bool = False  # always explicit: torch 2.13's default (dynamo) rewrites graphs
+    trigger: bool = True  # False for control models, which must NOT contain the trigger pattern
+    torchscript: bool = False  # also save a traced TorchScript file (for pnnx)
+    export_kwargs: dict = field(default_factory=dict)
+
+
+def export_entry(repro: str, out: str) -> dict:
+    """Export every case of `repro` into folder `out`; return the manifest."""
+    import numpy as np
+    import torch
+
+    spec = importlib.util.spec_from_file_location("kb_repro", repro)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    outdir = Path(out)
+    manifest: dict[str, dict] = {}
+    for case in module.cases():
+        model = case.module.eval()
+        with torch.no_grad():
+            result = model(*case.inputs)
+        results = result if isinstance(result, (tuple, list)) else (result,)
+        onnx_path = outdir / f"{case.name}.onnx"
+        torch.onnx.export(model, case.inputs, str(onnx_path), dynamo=case.dynamo, opset_version=case.opset,
+                          input_names=case.input_names, output_names=case.output_names, **case.export_kwargs)
+        np.savez(outdir / f"{case.name}.inputs.npz",
+                 **{n: t.numpy() for n, t in zip(case.input_names, case.inputs)})
+        np.savez(outdir / f"{case.name}.reference.npz",
+                 **{n: t.numpy() for n, t in zip(case.output_names, results)})
+        item = {"onnx": onnx_path.name, "trigger": case.trigger, "opset": case.opset, "dynamo": case.dynamo,
+                "inputs": {n: list(t.shape) for n, t in zip(case.input_names, case.inputs)},
+                "outputs": case.output_names}
+        if case.torchscript:
+            with torch.no_grad():
+                torch.jit.trace(model, case.inputs).save(str(outdir / f"{case.name}.pt"))
+            item["torchscript"] = f"{case.name}.pt"
+        manifest[case.name] = item
+    (outdir / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return manifest

@@ -1,0 +1,258 @@
+"""Trigger patterns: small graphs of ONNX op types, declared as data and matched in linear time.
+
+The same definition serves the reproducers' precondition checks and `kb scan` on users' models.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    import onnx
+
+_OPS = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "in": lambda a, b: a in b,
+    "not_in": lambda a, b: a not in b,
+}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Pred(Strict):
+    """A test on one attribute value; a missing attribute takes `default`."""
+
+    eq: Any = None
+    ne: Any = None
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    in_: list | None = Field(None, alias="in")
+    not_in: list | None = None
+    default: Any = None
+
+    def test(self, value: Any) -> bool:
+        if value is None:
+            value = self.default
+        for name, fn in _OPS.items():
+            want = getattr(self, "in_" if name == "in" else name)
+            if want is None:
+                continue
+            if value is None:
+                return False
+            try:
+                if not fn(value, want):
+                    return False
+            except TypeError:
+                return False
+        return True
+
+
+class NodeSpec(Strict):
+    op: str | list[str] = "*"
+    custom: bool | None = None  # True: an op that ONNX itself does not define
+    attrs: dict[str, Pred] = {}
+    graph_inputs: list[int] = []  # these input slots are fed directly by a model input
+    const_inputs: list[int] = []  # these input slots are initializers or Constant outputs
+
+    def ops(self) -> set[str] | None:
+        if self.op == "*":
+            return None
+        return {self.op} if isinstance(self.op, str) else set(self.op)
+
+
+class Pattern(Strict):
+    """Nodes by name, and edges [producer, consumer]: an output of one feeds an input of the other."""
+
+    name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    summary: str
+    nodes: dict[str, NodeSpec] = Field(min_length=1)
+    edges: list[tuple[str, str]] = []
+
+    @model_validator(mode="after")
+    def _connected(self) -> Pattern:
+        names = set(self.nodes)
+        for a, b in self.edges:
+            for n in (a, b):
+                if n not in names:
+                    raise ValueError(f"pattern {self.name!r}: edge names unknown node {n!r}")
+        if len(self._order()) != len(names):
+            raise ValueError(f"pattern {self.name!r}: nodes are not connected by edges")
+        return self
+
+    def _order(self) -> list[str]:
+        """Pattern nodes in breadth-first order, so each one after the first touches a placed one."""
+        adj: dict[str, set[str]] = defaultdict(set)
+        for a, b in self.edges:
+            adj[a].add(b)
+            adj[b].add(a)
+        first = next(iter(self.nodes))
+        seen, queue = [first], deque([first])
+        while queue:
+            for n in sorted(adj[queue.popleft()]):
+                if n not in seen:
+                    seen.append(n)
+                    queue.append(n)
+        return seen
+
+
+@dataclass(frozen=True)
+class Match:
+    pattern: str
+    nodes: dict[str, str]  # pattern node -> graph node name
+    graph: str  # the (sub)graph's name
+
+
+class GraphIndex:
+    """Producer and consumer maps of one ONNX graph, built in one pass."""
+
+    def __init__(self, graph: onnx.GraphProto):
+        self.graph = graph
+        self.nodes = list(graph.node)
+        self.names = [n.name or f"{n.op_type}#{i}" for i, n in enumerate(self.nodes)]
+        self.inputs = {i.name for i in graph.input}
+        self.consts = {t.name for t in graph.initializer}
+        self.producer: dict[str, int] = {}
+        self.consumers: dict[str, list[int]] = defaultdict(list)
+        self.by_op: dict[str, list[int]] = defaultdict(list)
+        for i, n in enumerate(self.nodes):
+            self.by_op[n.op_type].append(i)
+            if n.op_type == "Constant":
+                self.consts.update(n.output)
+            for t in n.output:
+                self.producer[t] = i
+            for t in set(n.input):
+                if t:
+                    self.consumers[t].append(i)
+        self._attrs: dict[int, dict[str, Any]] = {}
+
+    def attrs(self, i: int) -> dict[str, Any]:
+        if i not in self._attrs:
+            import onnx
+
+            self._attrs[i] = {
+                a.name: onnx.helper.get_attribute_value(a)
+                for a in self.nodes[i].attribute
+                if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+            }
+        return self._attrs[i]
+
+    def fits(self, i: int, spec: NodeSpec) -> bool:
+        node = self.nodes[i]
+        ops = spec.ops()
+        if ops is not None and node.op_type not in ops:
+            return False
+        if spec.custom is not None and spec.custom != _is_custom(node.op_type, node.domain):
+            return False
+        for slot in spec.graph_inputs:
+            if slot >= len(node.input) or node.input[slot] not in self.inputs:
+                return False
+        for slot in spec.const_inputs:
+            if slot >= len(node.input) or node.input[slot] not in self.consts:
+                return False
+        if spec.attrs:
+            attrs = self.attrs(i)
+            for key, pred in spec.attrs.items():
+                value = attrs.get(key)
+                if isinstance(value, bytes):
+                    value = value.decode()
+                if not pred.test(value):
+                    return False
+        return True
+
+    def feeds(self, a: int, b: int) -> bool:
+        outs = set(self.nodes[a].output)
+        return any(t in outs for t in self.nodes[b].input)
+
+
+def _is_custom(op_type: str, domain: str) -> bool:
+    import onnx.defs
+
+    if domain in ("", "ai.onnx", "ai.onnx.ml"):
+        return not onnx.defs.has(op_type, domain)
+    return True
+
+
+def match_graph(pattern: Pattern, index: GraphIndex) -> list[Match]:
+    order = pattern._order()
+    first = pattern.nodes[order[0]]
+    ops = first.ops()
+    seeds = (
+        [i for op in ops for i in index.by_op.get(op, ())] if ops is not None else range(len(index.nodes))
+    )
+    found: dict[frozenset[int], Match] = {}
+
+    def extend(k: int, placed: dict[str, int]) -> None:
+        if k == len(order):
+            key = frozenset(placed.values())
+            if key not in found:
+                found[key] = Match(
+                    pattern.name,
+                    {p: index.names[i] for p, i in placed.items()},
+                    index.graph.name,
+                )
+            return
+        name = order[k]
+        spec = pattern.nodes[name]
+        for cand in _candidates(pattern, index, name, placed):
+            if cand in placed.values() or not index.fits(cand, spec):
+                continue
+            placed[name] = cand
+            if all(
+                index.feeds(placed[a], placed[b]) for a, b in pattern.edges if a in placed and b in placed
+            ):
+                extend(k + 1, placed)
+            del placed[name]
+
+    for seed in seeds:
+        if index.fits(seed, first):
+            extend(1, {order[0]: seed})
+    return list(found.values())
+
+
+def _candidates(pattern: Pattern, index: GraphIndex, name: str, placed: dict[str, int]) -> set[int]:
+    """Graph nodes adjacent to an already placed neighbour of `name`."""
+    for a, b in pattern.edges:
+        if a == name and b in placed:
+            return {index.producer[t] for t in index.nodes[placed[b]].input if t in index.producer}
+        if b == name and a in placed:
+            return {c for t in index.nodes[placed[a]].output for c in index.consumers.get(t, ())}
+    return set()
+
+
+def subgraphs(graph: onnx.GraphProto):
+    """The graph and every graph nested in its nodes' attributes (Loop, If, Scan bodies)."""
+    import onnx
+
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        yield g
+        for node in g.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    stack.append(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    stack.extend(a.graphs)
+
+
+def find(patterns: list[Pattern], model: onnx.ModelProto) -> list[Match]:
+    """Every match of any pattern anywhere in the model."""
+    matches: list[Match] = []
+    for g in subgraphs(model.graph):
+        index = GraphIndex(g)
+        for p in patterns:
+            matches.extend(match_graph(p, index))
+    return matches

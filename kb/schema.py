@@ -1,0 +1,90 @@
+"""Schema of an entry's front matter: the single source of its metadata."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from kb.pattern import Pattern
+
+Engine = Literal["mnn", "ncnn", "onnxruntime", "pnnx", "onnx2ncnn"]
+Component = Literal["converter", "runtime", "quantizer"]
+Symptom = Literal["conversion-error", "runtime-error", "crash", "wrong-output", "nan-output"]
+SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Signature(Strict):
+    """What is observed when the bug is present."""
+
+    id: str = Field(pattern=SLUG)
+    kind: Literal["log", "crash", "mismatch", "nan"]
+    # log: regex searched in every step's output; crash: regex on the signal name.
+    pattern: str | None = None
+    # A real line as an engine prints it; searched for on the site, matched by `kb explain`.
+    example: str | None = None
+    summary: str
+
+    @model_validator(mode="after")
+    def _pattern_fits_kind(self) -> Signature:
+        if self.kind in ("log", "crash") and not self.pattern:
+            raise ValueError(f"signature {self.id!r}: kind {self.kind} needs a pattern")
+        if self.pattern:
+            try:
+                rx = re.compile(self.pattern)
+            except re.error as e:
+                raise ValueError(f"signature {self.id!r}: bad regex: {e}") from None
+            if self.kind == "log" and self.example and not rx.search(self.example):
+                raise ValueError(f"signature {self.id!r}: pattern does not match its example")
+        return self
+
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern or "")
+
+
+class Workaround(Strict):
+    id: str = Field(pattern=SLUG)
+    summary: str
+
+
+class Upstream(Strict):
+    ref: str = Field(pattern=r"^[\w.-]+/[\w.-]+#\d+$")  # e.g. alibaba/MNN#3239
+    note: str = ""
+
+    @property
+    def url(self) -> str:
+        repo, num = self.ref.split("#")
+        return f"https://github.com/{repo}/issues/{num}"
+
+
+class EntryMeta(Strict):
+    id: str = Field(pattern=r"^KB\d{3}$")  # stable short id, never reused
+    title: str
+    added: date
+    engines: list[Engine] = Field(min_length=1)
+    components: list[Component] = Field(min_length=1)
+    symptom: Symptom
+    trigger: list[Pattern] = Field(min_length=1)
+    signatures: list[Signature] = Field(min_length=1)
+    upstream: list[Upstream] = []
+    tags: list[str] = []
+    workarounds: list[Workaround] = []
+    aliases: list[str] = []  # former slugs, kept as redirects
+
+    @field_validator("signatures", "workarounds", "trigger")
+    @classmethod
+    def _unique_ids(cls, items: list) -> list:
+        ids = [getattr(i, "id", None) or getattr(i, "name", None) for i in items]
+        dup = {i for i in ids if ids.count(i) > 1}
+        if dup:
+            raise ValueError(f"duplicate ids: {sorted(dup)}")
+        return items
+
+    def signature(self, sid: str) -> Signature:
+        return next(s for s in self.signatures if s.id == sid)

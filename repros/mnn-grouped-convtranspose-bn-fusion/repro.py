@@ -1,0 +1,49 @@
+"""known-bug: alibaba/MNN#2916 -- grouped ConvTranspose + BatchNorm/Scale folded wrongly by mnnconvert."""
+
+import torch
+from torch import nn
+
+from kb.export import Case
+
+
+class DeconvBN(nn.Module):
+    def __init__(self, cin: int, cout: int, groups: int):
+        super().__init__()
+        self.deconv = nn.ConvTranspose2d(cin, cout, 3, stride=2, padding=1, output_padding=1, groups=groups)
+        self.bn = nn.BatchNorm2d(cout)
+        # Non-trivial statistics, so a wrongly folded BN shows in the output.
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-1, 1)
+            self.bn.running_var.uniform_(0.25, 2)
+            self.bn.weight.uniform_(0.5, 2)
+            self.bn.bias.uniform_(-1, 1)
+
+    def forward(self, x):
+        return self.bn(self.deconv(x))
+
+
+class DeconvScale(DeconvBN):
+    """The same deconvolution followed by a per-channel Mul and Add (MNN's "Scale")."""
+
+    def __init__(self, cin: int, cout: int, groups: int):
+        super().__init__(cin, cout, groups)
+        self.scale = nn.Parameter(torch.rand(1, cout, 1, 1) + 0.5)
+        self.shift = nn.Parameter(torch.rand(1, cout, 1, 1) - 0.5)
+
+    def forward(self, x):
+        return self.deconv(x) * self.scale + self.shift
+
+
+def case(name: str, model: nn.Module, cin: int, trigger: bool = True) -> Case:
+    x = torch.randn(1, cin, 7, 9)
+    # dynamo=True would fold BN into the ConvTranspose and hide the pattern.
+    return Case(name, model, (x,), ["x"], ["y"], opset=13, dynamo=False, trigger=trigger)
+
+
+def cases():
+    torch.manual_seed(0)
+    yield case("grouped-bn", DeconvBN(8, 16, groups=4), 8)
+    yield case("grouped-bn-uneven", DeconvBN(8, 12, groups=2), 8)
+    yield case("grouped-scale", DeconvScale(8, 16, groups=4), 8)
+    yield case("depthwise-bn", DeconvBN(16, 16, groups=16), 16)
+    yield case("ungrouped-bn", DeconvBN(8, 16, groups=1), 8, trigger=False)  # control

@@ -1,0 +1,36 @@
+from kb.harness import Checks
+
+checks = Checks(__file__)
+
+
+@checks.bug("mnn", ["drift"], atol=1e-3)
+def grouped_bn(s):
+    """group=4 ConvTranspose -> BatchNormalization, default converter flags."""
+    return s.mnn.run(s.mnn.convert("grouped-bn"))
+
+
+@checks.bug("mnn", ["drift"], atol=1e-3)
+def grouped_bn_uneven(s):
+    """group=2, 8 -> 12 channels."""
+    return s.mnn.run(s.mnn.convert("grouped-bn-uneven"))
+
+
+@checks.bug("mnn", ["drift"], atol=1e-3)
+def grouped_scale(s):
+    """group=4 ConvTranspose -> Mul -> Add (MergeScaleToConvolution)."""
+    return s.mnn.run(s.mnn.convert("grouped-scale"))
+
+
+@checks.bug("mnn", ["drift"], atol=1e-3)
+def depthwise_bn(s):
+    """Control: depthwise deconvolution takes another path (DeconvolutionDepthwise + Scale)."""
+    return s.mnn.run(s.mnn.convert("depthwise-bn"))
+
+
+@checks.bug("mnn", ["drift"], atol=1e-3)
+def ungrouped_bn(s):
+    """Control: group=1 was never affected."""
+    return s.mnn.run(s.mnn.convert("ungrouped-bn"))
+
+
+test_check = checks.pytest()
