@@ -30,17 +30,19 @@ class StepResult:
     duration: float
     output: str  # stdout and stderr, interleaved as printed
     result: Any = None  # what the step's function returned, if it returned
-    files: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)  # files it should have written but did not
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.missing
 
     def fate(self) -> str:
         if self.timed_out:
             return f"timed out after {self.duration:.0f}s"
         if self.signal:
             return f"killed by {self.signal}"
+        if self.returncode == 0 and self.missing:
+            return f"exit code 0 but wrote no {', '.join(self.missing)}"
         return f"exit code {self.returncode}"
 
     def summary(self) -> dict[str, Any]:

@@ -37,12 +37,19 @@ class Comparison:
         head = f"{self.got.source} vs {self.reference.source}: "
         if self.note:
             return head + self.note
-        return head + (f"max abs diff {m.max_abs:.3g}, max rel diff {m.max_rel:.3g}, "
-                       f"{m.nan} NaN of {m.total} (atol {m.atol:g}, rtol {m.rtol:g})")
+        tol = (f"tolerance {m.range_tol:.0%} of the output range" if m.range_tol
+               else f"tolerance atol {m.atol:g}, rtol {m.rtol:g}")
+        if m.nan and m.nan == m.total:
+            return head + f"all {m.total} outputs are NaN or infinite"
+        diffs = (f"max abs diff {m.max_abs:.3g}, max rel diff {m.max_rel:.3g}" if m.max_abs is not None
+                 else "no finite outputs")
+        return head + f"{diffs}, {m.nan} NaN of {m.total} ({tol})"
 
 
-def compare(got: Outputs, reference: Outputs, atol: float, rtol: float) -> Comparison:
-    metrics = Metrics(atol=atol, rtol=rtol, max_abs=0.0, max_rel=0.0)
+def compare(got: Outputs, reference: Outputs, atol: float, rtol: float, range_tol: float | None = None) -> Comparison:
+    """Elementwise allclose(atol, rtol); or, with `range_tol` (for quantized models), the largest
+    difference must stay within that fraction of the reference's largest magnitude, per output."""
+    metrics = Metrics(atol=atol, rtol=rtol, range_tol=range_tol)
     close, notes = True, []
     for name, ref in reference.arrays.items():
         out = got.arrays.get(name)
@@ -61,9 +68,14 @@ def compare(got: Outputs, reference: Outputs, atol: float, rtol: float) -> Compa
         diff = np.abs(out - ref)
         finite = np.isfinite(diff)
         if finite.any():
-            metrics.max_abs = max(metrics.max_abs, float(diff[finite].max()))
+            worst = float(diff[finite].max())
             scale = float(np.abs(ref).max()) or 1.0
-            metrics.max_rel = max(metrics.max_rel, float(diff[finite].max()) / scale)
-        if not np.allclose(out, ref, atol=atol, rtol=rtol, equal_nan=False):
+            metrics.max_abs = max(metrics.max_abs or 0.0, worst)
+            metrics.max_rel = max(metrics.max_rel or 0.0, worst / scale)
+        if range_tol is not None:
+            worst = float(diff.max()) if diff.size else 0.0
+            if not np.isfinite(diff).all() or worst > range_tol * float(np.abs(ref).max() or 1.0):
+                close = False
+        elif not np.allclose(out, ref, atol=atol, rtol=rtol, equal_nan=False):
             close = False
     return Comparison(got, reference, close, metrics, "; ".join(notes))

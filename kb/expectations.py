@@ -24,6 +24,8 @@ class Expectation(BaseModel):
     model_config = ConfigDict(extra="forbid")
     verdict: str
     signature: str | None = None
+    fingerprint: str | None = None  # how a `differs`/`broken` check failed
+    detail: str = ""
     observed: str  # date of the accepted run
     platform: str
     record: str  # id of the accepted record
@@ -77,7 +79,8 @@ def accept(path: Path, records: list[Record]) -> int:
         if r.verdict in ("skipped", "error"):
             continue
         table.setdefault(r.check, {})[r.engine_version] = Expectation(
-            verdict=r.verdict, signature=r.signature, observed=r.started.date().isoformat(),
+            verdict=r.verdict, signature=r.signature, fingerprint=r.fingerprint, detail=r.detail,
+            observed=r.started.date().isoformat(),
             platform=r.platform, record=r.id)
         n += 1
     data = {c: {v: e.model_dump(exclude_none=True) for v, e in sorted(per.items(), key=lambda kv: _key(kv[0]))}
@@ -106,10 +109,12 @@ def assess(rec: Record, table: Table) -> Assessment:
         return Assessment("new", f"NEW: no accepted result for {rec.entry}/{rec.check}; "
                                  f"observed {seen} on {where}: {rec.detail}\n{accept}")
     exp = got.exp
-    if (exp.verdict, exp.signature) == (rec.verdict, rec.signature):
+    if (exp.verdict, exp.signature, exp.fingerprint) == (rec.verdict, rec.signature, rec.fingerprint):
         return Assessment("expected", f"{seen} on {where}, as accepted: {rec.detail}")
     change = _CHANGES.get((exp.verdict, rec.verdict), "CHANGED")
     was = exp.verdict + (f" [{exp.signature}]" if exp.signature else "")
+    if exp.verdict == rec.verdict and exp.fingerprint != rec.fingerprint:
+        change, was = "FAILS DIFFERENTLY", f"{was} ({exp.fingerprint})"
     return Assessment("changed", f"{change}: {rec.entry}/{rec.check} was {was} on {rec.engine} {got.version} "
                                  f"(accepted {exp.observed}), now {seen} on {where}: {rec.detail}\n{accept}")
 

@@ -22,7 +22,7 @@ class Case:
     input_names: list[str]
     output_names: list[str]
     opset: int = 13
-    dynamo: bool = False  # always explicit: torch 2.13's default (dynamo) rewrites graphs
+    dynamo: bool = field(kw_only=True)  # required: torch 2.13's default exporter (dynamo) rewrites graphs
     trigger: bool = True  # False for control models, which must NOT contain the trigger pattern
     torchscript: bool = False  # also save a traced TorchScript file (for pnnx)
     export_kwargs: dict = field(default_factory=dict)

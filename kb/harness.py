@@ -20,6 +20,7 @@ from kb.compare import Comparison, Outputs, compare
 from kb.entries import Entry, load_entry
 from kb.errors import KBError
 from kb.judge import Evidence, excerpt, judge
+from kb.pattern import find
 from kb.records import Record, StepSummary
 
 
@@ -34,6 +35,7 @@ class Check:
     needs: tuple[str, ...] = ()  # other engines the check drives
     atol: float = 1e-4
     rtol: float = 1e-3
+    range_tol: float | None = None  # for quantized outputs: max diff as a fraction of the output range
     doc: str = ""
 
 
@@ -49,13 +51,13 @@ class Checks:
         self.items[name] = Check(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), **kw)
         return fn
 
-    def bug(self, engine: str, signatures: list[str], *, needs=(), atol=1e-4, rtol=1e-3):
+    def bug(self, engine: str, signatures: list[str], *, needs=(), **tolerances):
         return lambda fn: self._add(fn, kind="bug", engine=engine, signatures=tuple(signatures),
-                                    needs=tuple(needs), atol=atol, rtol=rtol)
+                                    needs=tuple(needs), **tolerances)
 
-    def workaround(self, engine: str, workaround: str, *, needs=(), atol=1e-4, rtol=1e-3):
+    def workaround(self, engine: str, workaround: str, *, needs=(), **tolerances):
         return lambda fn: self._add(fn, kind="workaround", engine=engine, workaround=workaround,
-                                    needs=tuple(needs), atol=atol, rtol=rtol)
+                                    needs=tuple(needs), **tolerances)
 
     def entry(self) -> Entry:
         entry = load_entry(self.dir)
@@ -94,13 +96,19 @@ class Session:
 
     def step(self, result: StepResult, *, produces: list[Path] = ()) -> StepResult:
         self.steps.append(result)
-        missing = [p.name for p in produces if not p.exists()]
-        if result.ok and missing:
-            result.output += f"\n[kb] the step exited cleanly but did not write {', '.join(missing)}"
-            result.returncode = result.returncode if result.returncode else 1
-        if not result.ok or missing:
+        if result.returncode == 0:
+            result.missing = [p.name for p in produces if not p.exists()]
+        if not result.ok:
             raise StepFailed(result)
         return result
+
+    def require_trigger(self, model: Path) -> Path:
+        """A model made during the check (e.g. quantized) must show the trigger before it is judged."""
+        import onnx
+
+        if not find(self.entry.meta.trigger, onnx.load(str(model), load_external_data=False)):
+            raise PreparationFailed(f"{model.name} does not contain the trigger pattern; no engine was judged")
+        return model
 
     def path(self, name: str) -> Path:
         return self.workdir / name
@@ -115,11 +123,12 @@ def run_check(entry: Entry, check: Check) -> Record:
     t0 = time.monotonic()
     engine_version = engines.version(check.engine) or "not installed"
 
-    def record(verdict: str, detail: str, signature=None, ev: Evidence | None = None) -> Record:
+    def record(verdict: str, detail: str, signature=None, ev: Evidence | None = None, fingerprint=None) -> Record:
         comp = ev.comparison if ev else None
         return Record(
             id=Record.new_id(), entry=entry.slug, check=check.name, kind=check.kind, engine=check.engine,
-            engine_version=engine_version, verdict=verdict, signature=signature, detail=detail,
+            engine_version=engine_version, verdict=verdict, signature=signature, fingerprint=fingerprint,
+            detail=detail,
             versions=versions.environment(), platform=versions.platform_tag(), started=started,
             duration=round(time.monotonic() - t0, 3), metrics=comp.metrics if comp else None,
             steps=[StepSummary(**s.summary()) for s in ev.steps] if ev else [],
@@ -141,9 +150,28 @@ def run_check(entry: Entry, check: Check) -> Record:
             got = check.fn(session)
             if got is not None:
                 got, ref = got if isinstance(got, tuple) else (got, arts.reference(got.case))
-                comparison = compare(got, ref, check.atol, check.rtol)
+                comparison = compare(got, ref, check.atol, check.rtol, check.range_tol)
         except StepFailed as e:
             failed = e.step
+        except PreparationFailed as e:
+            return record("error", str(e))
         ev = Evidence(session.steps, failed, comparison)
         j = judge(check.kind, list(check.signatures), entry.meta, ev)
-        return record(j.verdict, j.detail, j.signature, ev)
+        return record(j.verdict, j.detail, j.signature, ev, j.fingerprint)
+
+
+def load_checks(entry: Entry) -> Checks:
+    """Import the entry's test_checks.py (cheap: engines are only touched in children)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"kb_checks_{entry.slug.replace('-', '_')}", entry.test)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # a broken entry is reported, never a traceback
+        raise KBError(entry.test, f"cannot be imported: {type(e).__name__}: {e}") from None
+    found = [v for v in vars(module).values() if isinstance(v, Checks)]
+    if len(found) != 1:
+        raise KBError(entry.test, "must define exactly one `checks = Checks(__file__)`")
+    found[0].entry()  # validates names against the front matter
+    return found[0]

@@ -26,6 +26,7 @@ class Judgement:
     verdict: str
     signature: str | None
     detail: str
+    fingerprint: str | None = None
 
 
 def seen(sig: Signature, ev: Evidence) -> str | None:
@@ -56,7 +57,7 @@ def judge(kind: str, signatures: list[str], meta: EntryMeta, ev: Evidence) -> Ju
     if kind == "workaround":
         if matches:
             return Judgement("works", None, ev.comparison.describe())
-        return Judgement("broken", None, _failure(ev))
+        return Judgement("broken", None, _failure(ev), fingerprint(ev))
     for sid in signatures:
         hit = seen(meta.signature(sid), ev)
         if hit:
@@ -64,7 +65,7 @@ def judge(kind: str, signatures: list[str], meta: EntryMeta, ev: Evidence) -> Ju
     if completed and (ev.comparison is None or ev.comparison.close):
         what = ev.comparison.describe() if ev.comparison else "every step completed"
         return Judgement("fixed", None, what)
-    return Judgement("differs", None, _failure(ev))
+    return Judgement("differs", None, _failure(ev), fingerprint(ev))
 
 
 def _failure(ev: Evidence) -> str:
@@ -73,6 +74,27 @@ def _failure(ev: Evidence) -> str:
     if ev.comparison is not None:
         return ev.comparison.describe()
     return "the check produced no outputs to compare"
+
+
+_VOLATILE = [
+    (re.compile(r"\[\d\d:\d\d:\d\d\]\s*(:\d+:)?\s*"), ""),  # MNN's log timestamps
+    (re.compile(r"(/[\w.+-]+)+/"), ""),  # directories
+    (re.compile(r"0x[0-9a-f]+"), "0x?"),
+]
+
+
+def fingerprint(ev: Evidence) -> str:
+    """What failed and how, without timestamps or paths: equal when a run fails the same way."""
+    if ev.failed is not None:
+        line = error_line(ev.failed.output)
+        for rx, sub in _VOLATILE:
+            line = rx.sub(sub, line)
+        step = re.sub(r"\s.*", "", ev.failed.name)
+        fate = "timed out" if ev.failed.timed_out else ev.failed.fate()
+        return f"{step}: {fate}: {line.strip()}"
+    if ev.comparison is not None and not ev.comparison.close:
+        return "outputs differ" if not ev.comparison.metrics.nan else "outputs contain NaN"
+    return "no outputs"
 
 
 def error_line(output: str) -> str:

@@ -27,6 +27,7 @@ class Metrics(BaseModel):
     total: int = 0
     atol: float | None = None
     rtol: float | None = None
+    range_tol: float | None = None
 
 
 class StepSummary(BaseModel):
@@ -36,7 +37,7 @@ class StepSummary(BaseModel):
     signal: str | None
     timed_out: bool
     duration: float
-    files: dict[str, str] = {}
+    missing: list[str] = []
 
 
 class Record(BaseModel):
@@ -49,6 +50,7 @@ class Record(BaseModel):
     engine_version: str
     verdict: Verdict
     signature: str | None = None  # the signature seen, for `reproduces`
+    fingerprint: str | None = None  # for `differs`/`broken`: the failure, normalised to compare runs
     detail: str
     versions: dict[str, str]
     platform: str

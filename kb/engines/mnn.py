@@ -42,6 +42,33 @@ class MNN(Engine):
                     produces=[dst])
         return dst
 
+    def sequence_calibration(self, case: str, method: str, samples: int = 4, seed: int = 0) -> dict:
+        """Write calibration data in mnnquant's "sequence" layout; return a config that uses it.
+
+        Layout (tools/quantization/Helper.cpp, calibration.cpp): one folder per sample, holding
+        `<input>.txt` (one row per last-dimension vector) and an `input.json` naming inputs and outputs.
+        The first sample is the case's own input; the others are seeded random normals.
+        """
+        import numpy as np
+
+        meta = self.s.artifacts.case(case)
+        with np.load(self.s.artifacts.inputs(case)) as z:
+            first = {k: z[k] for k in z.files}
+        rng = np.random.default_rng(seed)
+        root = self.s.path(f"calibration-{case}")
+        shapes = [{"name": k, "shape": list(v.shape)} for k, v in first.items()]
+        for i in range(samples):
+            d = root / f"sample{i}"
+            d.mkdir(parents=True, exist_ok=True)
+            for name, arr in first.items():
+                data = arr if i == 0 else rng.standard_normal(arr.shape).astype(np.float32) * 0.5
+                np.savetxt(d / f"{name}.txt", data.reshape(-1, data.shape[-1]), fmt="%.6f")
+            (d / "input.json").write_text(json.dumps({"inputs": shapes, "outputs": meta["outputs"]}))
+        return {"path": str(root), "used_sample_num": samples, "feature_quantize_method": method,
+                "weight_quantize_method": "MAX_ABS", "feature_clamp_value": 127, "weight_clamp_value": 127,
+                "batch_size": 1, "quant_bits": 8, "skip_quant_op_names": [], "input_type": "sequence",
+                "inputs": shapes, "debug": False}
+
     def run(self, model: Path, case: str | None = None, feed: Path | None = None) -> Outputs:
         """Run `<case>[...].mnn` on the case's inputs (or `feed`, an .npz); outputs are named as in the case."""
         case = case or model.name.split(".")[0]

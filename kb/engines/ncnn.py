@@ -15,16 +15,17 @@ class NCNN(Engine):
     install = "pip install ncnn"
 
     def run(self, param: Path, bin: Path | None, case: str, inputs: list[str], outputs: list[str],
-            feed: Path | None = None) -> Outputs:
+            batch: bool = False) -> Outputs:
         """Run blobs `inputs` <- the case's inputs (in order); read blobs `outputs` as its outputs.
 
-        ncnn has no batch axis: a leading dimension of 1 is dropped on the way in.
+        Classic ncnn models (onnx2ncnn, hand-written) have no batch axis, so a leading 1 is dropped;
+        pnnx's models keep it (`batch=True`), as the *_ncnn.py script pnnx writes feeds them.
         """
         out = self.s.path(f"{param.stem}.ncnn-out.npz")
         case_outputs = list(self.s.artifacts.reference(case).arrays)
         self.s.step(run_function(f"ncnn run {param.name}", "kb.engines.ncnn:child_run",
                                  param=str(param), bin=str(bin) if bin else None,
-                                 feed=str(feed or self.s.artifacts.inputs(case)), out=str(out),
+                                 feed=str(self.s.artifacts.inputs(case)), out=str(out), batch=batch,
                                  blobs_in=inputs, blobs_out=dict(zip(outputs, case_outputs))),
                     produces=[out])
         return Outputs.load(case, out, f"ncnn {self.version()}")
@@ -36,7 +37,7 @@ class NCNN(Engine):
         return path
 
 
-def child_run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str],
+def child_run(param: str, bin: str | None, feed: str, out: str, batch: bool, blobs_in: list[str],
               blobs_out: dict[str, str]) -> None:
     import sys
 
@@ -46,14 +47,14 @@ def child_run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[s
     net = ncnn.Net()
     net.opt.use_vulkan_compute = False
     if net.load_param(param) != 0:
-        sys.exit(f"ncnn: load_param failed for {param}")
+        sys.exit(f"ncnn: load_param failed for {Path(param).name}")
     if bin and net.load_model(bin) != 0:
-        sys.exit(f"ncnn: load_model failed for {bin}")
+        sys.exit(f"ncnn: load_model failed for {Path(bin).name}")
     with np.load(feed) as z:
         arrays = [z[k] for k in z.files]
     ex = net.create_extractor()
     for blob, arr in zip(blobs_in, arrays):
-        arr = arr[0] if arr.ndim > 1 and arr.shape[0] == 1 else arr
+        arr = arr[0] if not batch and arr.ndim > 1 and arr.shape[0] == 1 else arr
         ex.input(blob, ncnn.Mat(np.ascontiguousarray(arr, dtype=np.float32)))
     result = {}
     for blob, name in blobs_out.items():

@@ -23,9 +23,11 @@ class PNNX(Engine):
         src = work / model.name  # pnnx writes its outputs next to its input
         shutil.copy(model, src)
         shapes = ",".join(str(s).replace(" ", "") for s in self.s.artifacts.case(case)["inputs"].values())
-        argv = [pnnx.EXEC_PATH, str(src), f"inputshape={shapes}"]
         param, bin = work / f"{src.stem}.ncnn.param", work / f"{src.stem}.ncnn.bin"
+        # Named explicitly: pnnx otherwise derives names from the input's, with '-' turned into '_'.
+        argv = [pnnx.EXEC_PATH, str(src), f"inputshape={shapes}", f"ncnnparam={param}", f"ncnnbin={bin}"]
         self.s.step(run_command(f"pnnx {model.name}", argv, cwd=work, timeout=300,
-                                shown=f"pnnx {model.name} inputshape={shapes}"),
+                                shown=f"pnnx {model.name} inputshape={shapes} ncnnparam={param.name} "
+                                      f"ncnnbin={bin.name}"),
                     produces=[param, bin])
         return param, bin

@@ -1,0 +1,135 @@
+"""The `kb` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from kb import entries as entries_mod
+from kb import expectations
+from kb.errors import KBError
+from kb.records import RecordStore
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+err = Console(stderr=True)
+out = Console()
+
+VERDICT_STYLE = {"reproduces": "red", "fixed": "green", "differs": "yellow", "works": "green",
+                 "broken": "red", "skipped": "dim", "error": "bold red"}
+
+
+def _select(slugs: list[str]):
+    if not slugs:
+        return entries_mod.load_all()
+    return [entries_mod.find(s) for s in slugs]
+
+
+@app.command("list")
+def list_() -> None:
+    """List the entries."""
+    t = Table("id", "slug", "engines", "title")
+    for e in entries_mod.load_all():
+        t.add_row(e.meta.id, e.slug, ",".join(e.meta.engines), e.meta.title)
+    out.print(t)
+
+
+@app.command()
+def check(
+    entry: Annotated[Optional[list[str]], typer.Argument(help="entry slugs; default: all")] = None,
+    engine: Annotated[Optional[str], typer.Option(help="only checks that run this engine")] = None,
+    name: Annotated[Optional[str], typer.Option("--check", help="only the check with this name")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array of records")] = False,
+) -> None:
+    """Run checks, record them, and compare them with the accepted knowledge.
+
+    Exit code: 0 all as accepted, 1 something changed or is new, 2 bad input.
+    """
+    from kb.harness import load_checks, run_check
+
+    selected = _select(entry or [])
+    plan = []
+    for e in selected:
+        for c in load_checks(e).items.values():
+            if (engine is None or engine in (c.engine, *c.needs)) and (name is None or c.name == name):
+                plan.append((e, c))
+    if not plan:
+        raise KBError(entries_mod.repo_root() / "repros", "no check matches the selection")
+    store = RecordStore()
+    records, changed = [], 0
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True) as progress:
+        task = progress.add_task("checking", total=len(plan))
+        for e, c in plan:
+            progress.update(task, description=f"{e.slug} / {c.name}")
+            rec = run_check(e, c)
+            store.append(rec)
+            records.append(rec)
+            a = expectations.assess(rec, expectations.load(e.expected))
+            changed += a.status in ("changed", "new", "error")
+            if not as_json:
+                style = VERDICT_STYLE.get(rec.verdict, "")
+                mark = {"expected": "", "skipped": ""}.get(a.status, f"  <- {a.status.upper()}")
+                progress.console.print(f"[{style}]{rec.verdict:>10}[/] {escape(e.slug)} / {escape(c.name)} "
+                                       f"({rec.engine} {rec.engine_version}){mark}")
+                if a.status in ("changed", "new", "error"):
+                    progress.console.print(f"           {a.message}", style="dim", highlight=False, markup=False)
+            progress.advance(task)
+    if as_json:
+        keys = ("entry", "check", "kind", "engine", "engine_version", "verdict", "detail")
+        rows = [{**{k: getattr(r, k) for k in keys}, **r.model_dump(mode="json", exclude=set(keys))}
+                for r in records]
+        print(json.dumps(rows, indent=1))
+    else:
+        err.print(f"{len(records)} checks, {changed} not as accepted; records in {store.dir}")
+    raise typer.Exit(1 if changed else 0)
+
+
+@app.command()
+def accept(
+    entry: Annotated[Optional[list[str]], typer.Argument(help="entry slugs; default: all")] = None,
+    name: Annotated[Optional[str], typer.Option("--check", help="only this check")] = None,
+) -> None:
+    """Accept the newest recorded observations as the entries' expected results."""
+    records, problems = RecordStore().read()
+    for p in problems:
+        err.print(f"warning: {p}")
+    for e in _select(entry or []):
+        mine = [r for r in records if r.entry == e.slug and (name is None or r.check == name)]
+        if not mine:
+            err.print(f"{e.slug}: no records to accept (run `kb check {e.slug}` first)")
+            continue
+        n = expectations.accept(e.expected, mine)
+        err.print(f"{e.slug}: {n} observations accepted into {os.path.relpath(e.expected)}")
+
+
+def main() -> None:
+    try:
+        code = app(standalone_mode=False)  # click returns the code of typer.Exit here
+        sys.exit(code if isinstance(code, int) else 0)
+    except KBError as e:
+        err.print(f"kb: {e}", highlight=False, markup=False)
+        sys.exit(e.code)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("kb: interrupted")
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001 -- one line, never a traceback; KB_DEBUG=1 shows it
+        if os.environ.get("KB_DEBUG"):
+            raise
+        import click
+
+        if isinstance(e, click.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        err.print(f"kb: internal error: {type(e).__name__}: {e} (KB_DEBUG=1 shows the traceback)",
+                  highlight=False, markup=False)
+        sys.exit(70)
