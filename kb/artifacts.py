@@ -47,7 +47,9 @@ class Artifacts:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("KB_CACHE", Path.cwd() / ".kb" / "cache"))
+    from kb.entries import repo_root
+
+    return Path(os.environ.get("KB_CACHE") or repo_root() / ".kb" / "cache")
 
 
 def _key(entry: Entry) -> str:

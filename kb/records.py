@@ -67,7 +67,9 @@ class Record(BaseModel):
 
 
 def default_dir() -> Path:
-    return Path(os.environ.get("KB_RECORDS", Path.cwd() / ".kb" / "records"))
+    from kb.entries import repo_root
+
+    return Path(os.environ.get("KB_RECORDS") or repo_root() / ".kb" / "records")
 
 
 class RecordStore:

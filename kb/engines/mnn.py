@@ -26,7 +26,7 @@ class MNN(Engine):
         argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(src), "--MNNModel", str(dst),
                 "--bizCode", "kb", *flags]
         shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
-        self.s.step(run_function(f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.engines.mnn:child_convert",
+        self.s.step(run_function(f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.workers.mnn:convert",
                                  argv=argv, shown=shown), produces=[dst])
         return dst
 
@@ -37,7 +37,7 @@ class MNN(Engine):
         cfg.write_text(json.dumps(config, indent=1))
         argv = ["quantized.out", str(model), str(dst), str(cfg)]
         method = config.get("feature_quantize_method", "?")
-        self.s.step(run_function(f"mnnquant {method}", "kb.engines.mnn:child_quantize", argv=argv,
+        self.s.step(run_function(f"mnnquant {method}", "kb.workers.mnn:quantize", argv=argv,
                                  shown=f"mnnquant {model.name} {dst.name} {cfg.name}  # {json.dumps(config)}"),
                     produces=[dst])
         return dst
@@ -69,40 +69,16 @@ class MNN(Engine):
                 "batch_size": 1, "quant_bits": 8, "skip_quant_op_names": [], "input_type": "sequence",
                 "inputs": shapes, "debug": False}
 
-    def run(self, model: Path, case: str | None = None, feed: Path | None = None) -> Outputs:
-        """Run `<case>[...].mnn` on the case's inputs (or `feed`, an .npz); outputs are named as in the case."""
+    def run(self, model: Path, case: str | None = None) -> Outputs:
+        """Run `<case>[...].mnn` on the case's inputs with MNN's module API; outputs are named as in the case."""
         case = case or model.name.split(".")[0]
         out = self.s.path(f"{model.stem}.mnn-out.npz")
         meta = self.s.artifacts.case(case)
-        self.s.step(run_function(f"MNN run {model.name}", "kb.engines.mnn:child_run", model=str(model),
-                                 feed=str(feed or self.s.artifacts.inputs(case)), out=str(out),
-                                 outputs=meta["outputs"]),
+        feed = self.s.artifacts.inputs(case)
+        self.s.step(run_function(f"MNN run {model.name}", "kb.workers.mnn:run", model=str(model),
+                                 feed=str(feed), out=str(out), outputs=meta["outputs"],
+                                 shown=f"python -m kb.child  # MNN.nn.load_module_from_file({model.name!r}, "
+                                       f"{list(meta['inputs'])}, {meta['outputs']}).forward(<{feed.name}>)"),
                     produces=[out])
         return Outputs.load(case, out, f"MNN {self.version()}")
 
-
-def child_convert(argv: list[str]) -> None:
-    import _tools
-
-    _tools.mnnconvert(argv)
-
-
-def child_quantize(argv: list[str]) -> None:
-    import _tools
-
-    _tools.mnnquant(argv)
-
-
-def child_run(model: str, feed: str, out: str, outputs: list[str]) -> None:
-    import MNN.expr as F
-    import MNN.nn as nn
-    import numpy as np
-
-    with np.load(feed) as z:
-        inputs = {k: z[k].astype(np.float32) for k in z.files}
-    net = nn.load_module_from_file(model, list(inputs), outputs)
-    xs = [F.const(a.flatten().tolist(), list(a.shape), F.NCHW) for a in inputs.values()]
-    ys = net.forward(xs)  # always a list: a single Var argument can crash MNN
-    if len(ys) != len(outputs):
-        raise SystemExit(f"MNN forward returned {len(ys)} outputs, expected {len(outputs)}")
-    np.savez(out, **{n: np.array(F.convert(y, F.NCHW).read()) for n, y in zip(outputs, ys)})

@@ -23,7 +23,7 @@ class NCNN(Engine):
         """
         out = self.s.path(f"{param.stem}.ncnn-out.npz")
         case_outputs = list(self.s.artifacts.reference(case).arrays)
-        self.s.step(run_function(f"ncnn run {param.name}", "kb.engines.ncnn:child_run",
+        self.s.step(run_function(f"ncnn run {param.name}", "kb.workers.ncnn:run",
                                  param=str(param), bin=str(bin) if bin else None,
                                  feed=str(self.s.artifacts.inputs(case)), out=str(out), batch=batch,
                                  blobs_in=inputs, blobs_out=dict(zip(outputs, case_outputs))),
@@ -36,30 +36,3 @@ class NCNN(Engine):
         path.write_text(text.strip() + "\n")
         return path
 
-
-def child_run(param: str, bin: str | None, feed: str, out: str, batch: bool, blobs_in: list[str],
-              blobs_out: dict[str, str]) -> None:
-    import sys
-
-    import ncnn
-    import numpy as np
-
-    net = ncnn.Net()
-    net.opt.use_vulkan_compute = False
-    if net.load_param(param) != 0:
-        sys.exit(f"ncnn: load_param failed for {Path(param).name}")
-    if bin and net.load_model(bin) != 0:
-        sys.exit(f"ncnn: load_model failed for {Path(bin).name}")
-    with np.load(feed) as z:
-        arrays = [z[k] for k in z.files]
-    ex = net.create_extractor()
-    for blob, arr in zip(blobs_in, arrays):
-        arr = arr[0] if not batch and arr.ndim > 1 and arr.shape[0] == 1 else arr
-        ex.input(blob, ncnn.Mat(np.ascontiguousarray(arr, dtype=np.float32)))
-    result = {}
-    for blob, name in blobs_out.items():
-        ret, mat = ex.extract(blob)
-        if ret != 0:
-            sys.exit(f"ncnn: extract {blob!r} failed with {ret}")
-        result[name] = np.array(mat)[None]
-    np.savez(out, **result)

@@ -1,0 +1,1 @@
+"""Entry points that run inside child processes: each imports its engine, and nothing heavy of kb."""
