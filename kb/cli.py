@@ -115,7 +115,7 @@ def main() -> None:
         code = app(standalone_mode=False)  # click returns the code of typer.Exit here
         sys.exit(code if isinstance(code, int) else 0)
     except KBError as e:
-        err.print(f"kb: {e}", highlight=False, markup=False)
+        print(f"kb: {e}", file=sys.stderr)  # plain print: one line, never wrapped
         sys.exit(e.code)
     except typer.Exit as e:
         sys.exit(e.exit_code)
@@ -130,6 +130,5 @@ def main() -> None:
         if isinstance(e, click.ClickException):
             e.show()
             sys.exit(e.exit_code)
-        err.print(f"kb: internal error: {type(e).__name__}: {e} (KB_DEBUG=1 shows the traceback)",
-                  highlight=False, markup=False)
+        print(f"kb: internal error: {type(e).__name__}: {e} (KB_DEBUG=1 shows the traceback)", file=sys.stderr)
         sys.exit(70)

@@ -12,8 +12,7 @@ class KBError(Exception):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        try:
+        shown = str(self.path)
+        if self.path.is_absolute() and self.path.is_relative_to(os.getcwd()):
             shown = os.path.relpath(self.path)
-        except ValueError:
-            shown = str(self.path)
         return f"{shown}: {self.problem}"

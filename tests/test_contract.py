@@ -1,0 +1,81 @@
+"""`pytest repros/` end to end: outcomes a user reads at a glance, and committed files left alone."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+ENTRY = "mnn-grouped-convtranspose-bn-fusion"
+
+
+def pytest_run(corpus, *args):
+    env = {**os.environ, "KB_ROOT": str(corpus), "KB_RECORDS": os.environ["KB_RECORDS"]}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-q",
+                           str(corpus / "repros"), *args], capture_output=True, text=True, cwd=corpus, env=env)
+
+
+def digest(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def set_expected(folder, check, **fields):
+    path = folder / "expected.yaml"
+    data = yaml.safe_load(path.read_text())
+    data[check]["3.6.1"].update(fields)
+    path.write_text(yaml.safe_dump(data))
+
+
+def test_accepted_results_pass_and_nothing_committed_changes(copy_entry, corpus):
+    folder = copy_entry(ENTRY)
+    before = digest(folder)
+    p = pytest_run(corpus)
+    assert p.returncode == 0, p.stdout
+    assert "5 passed" in p.stdout
+    assert digest(folder) == before
+    assert list((corpus / ".kb" / "records").glob("*.jsonl"))  # but the run was recorded
+
+
+def test_a_known_bug_now_fixed_fails_and_says_how_to_accept(copy_entry, corpus):
+    folder = copy_entry(ENTRY)
+    set_expected(folder, "grouped-bn", verdict="reproduces", signature="drift")
+    p = pytest_run(corpus, "-k", "grouped-bn and not uneven")
+    assert p.returncode == 1
+    assert "FIXED: mnn-grouped-convtranspose-bn-fusion/grouped-bn was reproduces [drift]" in p.stdout
+    assert f"kb accept {ENTRY} --check grouped-bn" in p.stdout
+
+
+def test_still_reproducing_is_an_expected_failure_naming_the_version(copy_entry, corpus):
+    copy_entry("mnn-groupnorm-unregistered-custom-op")
+    p = pytest_run(corpus, "-k", "allow-custom-op")
+    assert p.returncode == 0, p.stdout
+    assert "XFAIL" in p.stdout and "reproduces [broadcast-error] on mnn 3.6.1" in p.stdout
+
+
+def test_select_by_marker(copy_entry, corpus):
+    copy_entry("mnn-groupnorm-unregistered-custom-op")
+    p = pytest_run(corpus, "-m", "workaround", "--collect-only")
+    assert "export-standard-ops" in p.stdout and "allow-custom-op" not in p.stdout
+
+
+def test_a_reproducer_that_lost_its_trigger_judges_no_engine(copy_entry, corpus):
+    folder = copy_entry(ENTRY)
+    repro = folder / "repro.py"
+    repro.write_text(repro.read_text().replace("DeconvBN(8, 16, groups=4)", "DeconvBN(8, 16, groups=1)"))
+    p = pytest_run(corpus, "-k", "grouped-bn and not uneven")
+    assert p.returncode == 1
+    assert "case 'grouped-bn' exported without the trigger pattern" in p.stdout
+
+
+def test_kb_check_json(copy_entry, corpus):
+    copy_entry(ENTRY)
+    env = {**os.environ, "KB_ROOT": str(corpus)}
+    p = subprocess.run([sys.executable, "-m", "kb", "check", ENTRY, "--check", "grouped-bn", "--json"],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads(p.stdout)
+    assert {"entry", "check", "kind", "engine", "engine_version", "verdict", "detail"} <= set(row)
+    assert (row["entry"], row["check"], row["kind"], row["engine"]) == (ENTRY, "grouped-bn", "bug", "mnn")
+    assert row["verdict"] == "fixed" and row["versions"]["torch"].startswith("2.13.0")

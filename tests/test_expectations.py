@@ -1,0 +1,63 @@
+"""Observations against accepted knowledge: what changed, in words a user can act on."""
+
+from datetime import datetime, timezone
+
+import pytest
+
+from kb import expectations
+from kb.records import Record
+
+
+def rec(verdict, signature=None, version="3.6.1", kind="bug", fingerprint=None):
+    return Record(id=Record.new_id(), entry="e", check="c", kind=kind, engine="mnn", engine_version=version,
+                  verdict=verdict, signature=signature, fingerprint=fingerprint, detail="d", versions={},
+                  platform="p", started=datetime.now(timezone.utc), duration=0.1)
+
+
+def table(path, *records):
+    expectations.accept(path, list(records))
+    return expectations.load(path)
+
+
+@pytest.mark.parametrize("before, now, status, word", [
+    (rec("reproduces", "drift"), rec("reproduces", "drift"), "expected", "as accepted"),
+    (rec("reproduces", "drift"), rec("fixed"), "changed", "FIXED"),
+    (rec("fixed"), rec("reproduces", "drift"), "changed", "REGRESSION"),
+    (rec("reproduces", "a"), rec("reproduces", "b"), "changed", "CHANGED"),
+    (rec("differs", fingerprint="x"), rec("differs", fingerprint="y"), "changed", "FAILS DIFFERENTLY"),
+    (rec("works", kind="workaround"), rec("broken", kind="workaround"), "changed", "WORKAROUND BROKEN"),
+])
+def test_assess(tmp_path, before, now, status, word):
+    a = expectations.assess(now, table(tmp_path / "expected.yaml", before))
+    assert a.status == status and word in a.message
+    if status == "changed":
+        assert "kb accept e --check c" in a.message
+
+
+def test_new_check_says_how_to_accept(tmp_path):
+    a = expectations.assess(rec("fixed"), {})
+    assert a.status == "new" and "kb accept e --check c" in a.message
+
+
+def test_new_engine_version_is_judged_against_the_nearest_older_one(tmp_path):
+    t = table(tmp_path / "expected.yaml", rec("reproduces", "s", "3.0.0"), rec("fixed", version="3.4.0"))
+    assert expectations.lookup(t, "c", "3.6.1").version == "3.4.0"
+    assert expectations.lookup(t, "c", "3.2.0").version == "3.0.0"
+    assert expectations.lookup(t, "c", "2.9.6").version == "3.0.0"  # nothing older: the oldest known
+    assert expectations.assess(rec("fixed", version="3.6.1"), t).status == "expected"
+
+
+def test_accept_keeps_other_versions_and_skips_non_verdicts(tmp_path):
+    path = tmp_path / "expected.yaml"
+    table(path, rec("reproduces", "s", "3.0.0"))
+    t = table(path, rec("fixed", version="3.6.1"), rec("skipped", version="3.7.0"))
+    assert sorted(t["c"]) == ["3.0.0", "3.6.1"]
+
+
+def test_a_corrupt_expectations_file_is_one_clear_error(tmp_path):
+    from kb.errors import KBError
+
+    path = tmp_path / "expected.yaml"
+    path.write_text("c:\n  3.6.1: [not, a, mapping]\n")
+    with pytest.raises(KBError, match="expected.yaml: not a valid expectations file"):
+        expectations.load(path)

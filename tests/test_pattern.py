@@ -1,0 +1,108 @@
+"""Trigger patterns match what they declare, and nothing else."""
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from kb.pattern import Pattern, find
+
+DECONV_BN = Pattern.model_validate({
+    "name": "grouped-deconv-bn", "summary": "",
+    "nodes": {"deconv": {"op": "ConvTranspose", "attrs": {"group": {"gt": 1}}}, "bn": {"op": "BatchNormalization"}},
+    "edges": [["deconv", "bn"]],
+})
+QDQ = Pattern.model_validate({
+    "name": "qdq", "summary": "",
+    "nodes": {"q": {"op": "QuantizeLinear", "graph_inputs": [0]}, "dq": {"op": "DequantizeLinear"},
+              "conv": {"op": "Conv"}},
+    "edges": [["q", "dq"], ["dq", "conv"]],
+})
+CUSTOM = Pattern.model_validate({
+    "name": "custom", "summary": "", "nodes": {"c": {"custom": True}, "r": {"op": "Reshape"}}, "edges": [["c", "r"]],
+})
+
+
+def model(nodes, inputs=("x",), initializers=()):
+    g = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(i, TensorProto.FLOAT, None) for i in inputs],
+        [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, None)],
+        initializer=[helper.make_tensor(n, TensorProto.FLOAT, [1], [1.0]) for n in initializers])
+    return helper.make_model(g)
+
+
+def chain(*specs):
+    """Nodes fed one into the next: specs are (op, attrs)."""
+    nodes, prev = [], "x"
+    for i, (op, attrs) in enumerate(specs):
+        nodes.append(helper.make_node(op, [prev, "w"], [f"t{i}"], name=f"n{i}", **attrs))
+        prev = f"t{i}"
+    return nodes
+
+
+@pytest.mark.parametrize("group, hit", [(2, True), (16, True), (1, False), (None, False)])
+def test_attribute_predicate(group, hit):
+    attrs = {} if group is None else {"group": group}
+    m = model(chain(("ConvTranspose", attrs), ("BatchNormalization", {})), initializers=["w"])
+    assert bool(find([DECONV_BN], m)) is hit
+
+
+def test_buried_in_a_bigger_graph_reports_node_names():
+    m = model(chain(("Relu", {}), ("Conv", {}), ("ConvTranspose", {"group": 4}), ("BatchNormalization", {}),
+                    ("Relu", {})), initializers=["w"])
+    (match,) = find([DECONV_BN], m)
+    assert match.nodes == {"deconv": "n2", "bn": "n3"}
+
+
+def test_edge_direction_matters():
+    m = model(chain(("BatchNormalization", {}), ("ConvTranspose", {"group": 2})), initializers=["w"])
+    assert find([DECONV_BN], m) == []
+
+
+def test_graph_input_slot():
+    q = helper.make_node("QuantizeLinear", ["x", "s"], ["q"])
+    dq = helper.make_node("DequantizeLinear", ["q", "s"], ["dq"])
+    conv = helper.make_node("Conv", ["dq", "w"], ["y"])
+    assert find([QDQ], model([q, dq, conv], initializers=["s", "w"]))
+    relu = helper.make_node("Relu", ["x"], ["r"])  # the Q no longer reads a model input
+    q2 = helper.make_node("QuantizeLinear", ["r", "s"], ["q"])
+    assert not find([QDQ], model([relu, q2, dq, conv], initializers=["s", "w"]))
+
+
+def test_custom_op_is_an_op_onnx_does_not_define():
+    custom = helper.make_node("FeatureConversion", ["x"], ["c"], domain="custom")
+    reshape = helper.make_node("Reshape", ["c", "w"], ["y"])
+    assert find([CUSTOM], model([custom, reshape], initializers=["w"]))
+    relu = helper.make_node("Relu", ["x"], ["c"])
+    assert not find([CUSTOM], model([relu, reshape], initializers=["w"]))
+
+
+def test_matches_inside_subgraphs():
+    body = helper.make_graph(chain(("ConvTranspose", {"group": 2}), ("BatchNormalization", {})), "body",
+                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                             [helper.make_tensor_value_info("t1", TensorProto.FLOAT, None)])
+    outer = helper.make_node("If", ["cond"], ["y"], then_branch=body, else_branch=body)
+    m = helper.make_model(helper.make_graph([outer], "main", [helper.make_tensor_value_info(
+        "cond", TensorProto.BOOL, [])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]))
+    assert {mt.graph for mt in find([DECONV_BN], m)} == {"body"}
+
+
+def test_each_match_once():
+    # one deconv feeding two BNs: two matches, not four
+    d = helper.make_node("ConvTranspose", ["x", "w"], ["d"], group=2)
+    b1 = helper.make_node("BatchNormalization", ["d"], ["y1"])
+    b2 = helper.make_node("BatchNormalization", ["d"], ["y"])
+    assert len(find([DECONV_BN], model([d, b1, b2], initializers=["w"]))) == 2
+
+
+def test_disconnected_pattern_is_rejected():
+    with pytest.raises(ValueError, match="not connected"):
+        Pattern.model_validate({"name": "p", "summary": "", "nodes": {"a": {"op": "A"}, "b": {"op": "B"}}})
+
+
+def test_every_entry_pattern_matches_its_own_reproducer():
+    """The corpus's cases were exported and checked: each trigger case matches, each control does not."""
+    from kb.artifacts import check_triggers, prepare
+    from kb.entries import load_all
+
+    for entry in load_all():
+        check_triggers(entry, prepare(entry))  # raises PreparationFailed on a miss
