@@ -6,6 +6,8 @@ import hashlib
 import json
 import os
 import shutil
+import threading
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,14 +63,39 @@ def _key(entry: Entry) -> str:
     return h.hexdigest()[:16]
 
 
-_memo: dict[Path, Artifacts] = {}
+_memo: dict[Path, Artifacts | PreparationFailed] = {}
+_locks: dict[Path, threading.Lock] = defaultdict(threading.Lock)
 
 
 def prepare(entry: Entry, timeout: float = 600) -> Artifacts:
     """Export once per reproducer content and torch/onnx versions; verify the triggers."""
     final = cache_root() / entry.slug / _key(entry)
-    if final in _memo:
-        return _memo[final]
+    with _locks[final]:
+        if final not in _memo:
+            try:
+                _memo[final] = _prepare(entry, final, timeout)
+            except PreparationFailed as e:
+                _memo[final] = e
+    if isinstance(_memo[final], PreparationFailed):
+        raise _memo[final]
+    return _memo[final]
+
+
+def prefetch(entries: list[Entry]) -> None:
+    """Export the entries one after another in the background, while the checks of earlier ones run:
+    the torch import of the next export overlaps the engine work on the other core."""
+
+    def work():
+        for e in entries:
+            try:
+                prepare(e)
+            except Exception:  # noqa: BLE001 -- the check that needs it reports it
+                pass
+
+    threading.Thread(target=work, name="kb-prefetch", daemon=True).start()
+
+
+def _prepare(entry: Entry, final: Path, timeout: float) -> Artifacts:
     if not (final / "manifest.json").is_file():
         tmp = final.with_name(f"{final.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -85,7 +112,6 @@ def prepare(entry: Entry, timeout: float = 600) -> Artifacts:
             shutil.rmtree(tmp, ignore_errors=True)
     arts = Artifacts(final, json.loads((final / "manifest.json").read_text()))
     check_triggers(entry, arts)
-    _memo[final] = arts
     return arts
 
 

@@ -62,6 +62,9 @@ def check(
                 plan.append((e, c))
     if not plan:
         raise KBError(entries_mod.repo_root() / "repros", "no check matches the selection")
+    from kb.artifacts import prefetch
+
+    prefetch(list(dict.fromkeys(e for e, _ in plan)))
     store = RecordStore()
     records, changed = [], 0
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),

@@ -54,7 +54,24 @@ def make_test(checks: Checks):
         store().append(rec)
         outcome(rec, table)
 
+    test_check.kb_checks = checks
     return test_check
+
+
+def pytest_collection_finish(session):
+    """Start exporting the selected entries' models while the first checks run."""
+    from kb.artifacts import prefetch
+
+    chosen: dict = {}
+    for item in session.items:
+        checks = getattr(getattr(item, "function", None), "kb_checks", None)
+        if checks is not None and checks.dir not in chosen:
+            try:
+                chosen[checks.dir] = checks.entry()
+            except KBError:
+                continue  # the test itself reports it
+    if chosen and not session.config.option.collectonly:
+        prefetch(list(chosen.values()))
 
 
 def outcome(rec: Record, table: expectations.Table) -> None:

@@ -1,0 +1,125 @@
+/* The site's two behaviours: a copy-link button on every section heading of a page, and the
+ * engine / tag / status filters of the home page's entry table. No dependencies, no network. */
+(function () {
+  "use strict";
+
+  var ICON = '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true"><path fill="currentColor" ' +
+    'd="M10.6 13.4a1 1 0 0 1 0-1.4l3.5-3.5a1 1 0 1 1 1.4 1.4L12 13.4a1 1 0 0 1-1.4 0zM7.8 19.1a3.5 3.5 0 0 1-2.5-6' +
+    'l2.8-2.8a1 1 0 0 1 1.4 1.4l-2.8 2.8a1.5 1.5 0 0 0 2.1 2.1l2.8-2.8a1 1 0 1 1 1.4 1.4l-2.8 2.8a3.5 3.5 0 0 1-2.4 1.1z' +
+    'M16.2 14.2a1 1 0 0 1-1.4-1.4l2.8-2.8a1.5 1.5 0 0 0-2.1-2.1l-2.8 2.8a1 1 0 1 1-1.4-1.4l2.8-2.8a3.5 3.5 0 0 1 4.9 4.9z"/></svg>';
+
+  /* The address to share: this page and the section, without the search-highlight query. */
+  function sectionUrl(id) {
+    return window.location.origin + window.location.pathname + "#" + encodeURIComponent(id);
+  }
+
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext)
+      return navigator.clipboard.writeText(text);
+    /* Plain http on a remote host has no async clipboard: fall back to a selected textarea. */
+    return new Promise(function (resolve, reject) {
+      var ta = document.createElement("textarea");
+      ta.value = text;
+      ta.setAttribute("readonly", "");
+      ta.style.position = "fixed";
+      ta.style.opacity = "0";
+      document.body.appendChild(ta);
+      ta.select();
+      var ok = document.execCommand("copy");
+      document.body.removeChild(ta);
+      if (ok) resolve(); else reject(new Error("copy refused"));
+    });
+  }
+
+  function addCopyButtons() {
+    var headings = document.querySelectorAll(".md-content article h2[id], .md-content article h3[id]");
+    Array.prototype.forEach.call(headings, function (h) {
+      if (h.querySelector(".kb-copy-link")) return;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "kb-copy-link";
+      button.setAttribute("data-anchor", h.id);
+      button.title = "Copy link to this section";
+      button.setAttribute("aria-label", "Copy link to section: " + h.textContent.trim());
+      button.innerHTML = ICON;
+      button.addEventListener("click", function () {
+        var url = sectionUrl(h.id);
+        copyText(url).then(function () {
+          button.setAttribute("data-copied", url);
+          button.classList.add("kb-copied");
+          setTimeout(function () { button.classList.remove("kb-copied"); }, 1500);
+        }, function () {
+          window.prompt("Copy this link:", url);
+        });
+      });
+      h.appendChild(button);
+    });
+  }
+
+  function setupFilters() {
+    var table = document.querySelector(".kb-entries table");
+    if (!table) return;
+    var selects = Array.prototype.slice.call(document.querySelectorAll(".kb-filters select[data-filter]"));
+    var rows = Array.prototype.slice.call(table.querySelectorAll("tbody tr"));
+    var count = document.getElementById("kb-filter-count");
+
+    function set(name, value) {
+      selects.forEach(function (s) {
+        if (s.getAttribute("data-filter") !== name) return;
+        var known = Array.prototype.some.call(s.options, function (o) { return o.value === value; });
+        s.value = known ? value : "";
+      });
+    }
+
+    function apply() {
+      var want = {};
+      selects.forEach(function (s) { want[s.getAttribute("data-filter")] = s.value; });
+      var shown = 0;
+      rows.forEach(function (tr) {
+        var engines = JSON.parse(tr.getAttribute("data-engines"));
+        var tags = JSON.parse(tr.getAttribute("data-tags"));
+        var ok = (!want.engine || engines.indexOf(want.engine) >= 0) &&
+                 (!want.tag || tags.indexOf(want.tag) >= 0) &&
+                 (!want.status || tr.getAttribute("data-status") === want.status);
+        tr.hidden = !ok;
+        if (ok) shown++;
+      });
+      if (count) count.textContent = shown + " of " + rows.length + " entries";
+      /* Keep the filter in the address, so a filtered list can be shared. */
+      var params = new URLSearchParams();
+      Object.keys(want).forEach(function (k) { if (want[k]) params.set(k, want[k]); });
+      var query = params.toString();
+      window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : ""));
+    }
+
+    var params = new URLSearchParams(window.location.search);
+    selects.forEach(function (s) {
+      var name = s.getAttribute("data-filter");
+      if (params.has(name)) set(name, params.get(name));
+      s.addEventListener("change", apply);
+    });
+    /* A chip in the table filters in place instead of reloading the page. */
+    table.addEventListener("click", function (ev) {
+      var chip = ev.target.closest ? ev.target.closest("a.kb-chip") : null;
+      if (!chip) return;
+      var p = new URL(chip.href).searchParams;
+      p.forEach(function (value, name) { set(name, value); });
+      apply();
+      ev.preventDefault();
+    });
+    apply();
+  }
+
+  function init() {
+    addCopyButtons();
+    setupFilters();
+  }
+
+  /* Material re-renders the page on instant navigation and announces it on document$. */
+  if (window.document$ && typeof window.document$.subscribe === "function")
+    window.document$.subscribe(init);
+  else if (document.readyState === "loading")
+    document.addEventListener("DOMContentLoaded", init);
+  else
+    init();
+})();
