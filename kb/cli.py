@@ -64,7 +64,7 @@ def check(
         raise KBError(entries_mod.repo_root() / "repros", "no check matches the selection")
     from kb.artifacts import prefetch
 
-    prefetch(list(dict.fromkeys(e for e, _ in plan)))
+    prefetch(list({e.slug: e for e, _ in plan}.values()))
     store = RecordStore()
     records, changed = [], 0
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
