@@ -51,7 +51,7 @@ def render(root: Path | None = None, records: Path | None = None) -> Site:
     for e in entries:
         checks: list[Check] = list(load_checks(e).items.values())
         st = derive(e.meta.engines, checks, expectations.load(e.expected), by_entry.get(e.slug, []))
-        site.pages[f"{e.slug}.md"] = pages.entry_page(e, checks, st)
+        site.pages[f"{e.slug}.md"] = pages.entry_page(e, st)
         site.statuses[e.slug] = st
         site.nav.append((f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))
         rows.append((e, st))

@@ -14,7 +14,6 @@ from html import escape
 import yaml
 
 from kb.entries import Entry
-from kb.harness import Check
 from kb.schema import Signature
 from kb.site import svg
 from kb.site.status import Cell, CheckStatus, EngineStatus, EntryStatus, version_key
@@ -102,15 +101,12 @@ def engine_table(es: EngineStatus) -> str:
     head = "".join(f'<th class="kb-version">{_h(es.engine)} {_h(v)}</th>' for v in es.versions) or "<th>result</th>"
     rows = []
     for cs in es.checks:
-        if es.versions:
+        if cs.cells:
             cells = "".join(_cell_html(cs.cells.get(v), v) for v in es.versions)
-        else:
-            cells = ""
-        if not cs.cells:
+        else:  # e.g. its engine was never installed where the checks ran: say so, with the reason
             why = f": {cs.not_run}" if cs.not_run else ""
-            note = f'<td class="kb-cell" data-verdict="not-checked" colspan="{max(1, len(es.versions))}">' \
-                   f'{verdict("not-checked")}<br><small>never observed{_h(why)}</small></td>'
-            cells = note
+            cells = (f'<td class="kb-cell" data-verdict="not-checked" colspan="{max(1, len(es.versions))}">'
+                     f'{verdict("not-checked")}<br><small>never observed{_h(why)}</small></td>')
         rows.append(f'<tr data-check="{_h(cs.check.name)}">{_check_label(cs)}{cells}</tr>')
     span = 2 + max(1, len(es.versions))
     return (f'<div class="kb-status-table" data-engine="{_h(es.engine)}">\n<table>\n'
@@ -123,7 +119,7 @@ def _headline(st: EntryStatus) -> str:
     if st.status == "changed":
         engine = {cs.check.name: cs.check.engine for cs in st.checks()}
         pairs = ", ".join(f"{c} on {engine[c]} {v}" for c, v in st.changed)
-        return (f"The newest record disagrees with the accepted result for {pairs}. "
+        return (f"The newest record disagrees with the accepted result for {_h(pairs)}. "
                 f"Review it, then run <code>kb accept</code>.")
     if st.observed:
         return f"Newest observation: {_h(st.observed)}."
@@ -189,9 +185,10 @@ def _reproduce(entry: Entry, st: EntryStatus) -> str:
     rec = st.newest_record
     if rec is None:
         platforms = sorted({c.platform for cs in st.checks() for c in cs.cells.values()})
-        where = f" on {_h(', '.join(platforms))}" if platforms else ""
+        since = (f"the accepted results above were observed on {_h(', '.join(platforms))}" if platforms
+                 else "nothing about this entry has been accepted yet either")
         out.append(f"<p>No recorded run is part of this build (records live in <code>.kb/records</code>); "
-                   f"the accepted results above were observed{where}.</p>")
+                   f"{since}.</p>")
         return "\n".join(out)
     env = sorted(rec.versions.items(), key=lambda kv: (ENV_ORDER.index(kv[0]) if kv[0] in ENV_ORDER else 99, kv[0]))
     rows = "".join(f'<tr data-package="{_h(k)}"><td>{_h(k)}</td><td><code>{_h(v)}</code></td></tr>' for k, v in env)
@@ -203,7 +200,7 @@ def _reproduce(entry: Entry, st: EntryStatus) -> str:
     return "\n".join(out)
 
 
-def entry_page(entry: Entry, checks: list[Check], st: EntryStatus) -> str:
+def entry_page(entry: Entry, st: EntryStatus) -> str:
     m = entry.meta
     statuses = st.checks()
     parts = [

@@ -15,8 +15,9 @@ from kb import expectations
 from kb.harness import Check
 from kb.records import Record
 
-# Verdicts of a bug check that mean "the bug (or a failure of its code path) is still there".
+# A bug check's verdicts: the bug itself shows (an affected version) ...
 AFFECTED = ("reproduces",)
+# ... or at least its code path still fails, if differently (the entry is not fixed).
 NOT_FIXED = ("reproduces", "differs")
 # Records that say nothing about the engine: they never become a cell.
 NO_OBSERVATION = ("skipped",)
