@@ -25,7 +25,7 @@ def on_config(config):
     root = corpus_root(config)
     try:
         site = generate.build(Path(config.docs_dir) / GENERATED, root, generate.records_dir(root))
-    except KBError as e:
+    except (KBError, OSError) as e:  # a broken entry or a missing corpus: one line, no traceback
         raise PluginError(f"kb: {e}") from None
     config.nav = [{title: f"{GENERATED}/{name}"} for title, name in site.nav]
     if site.redirects:
