@@ -19,8 +19,9 @@ from kb.records import Record
 AFFECTED = ("reproduces",)
 # ... or at least its code path still fails, if differently (the entry is not fixed).
 NOT_FIXED = ("reproduces", "differs")
-# Records that say nothing about the engine: they never become a cell.
-NO_OBSERVATION = ("skipped",)
+# Records that say nothing about the engine (not installed, or a version that could not be
+# installed): they never become a cell, only the reason a check was never observed.
+NO_OBSERVATION = ("skipped", "unavailable")
 
 STATUS_LABEL = {
     "reproduces": "reproduces",
