@@ -23,7 +23,7 @@ err = Console(stderr=True)
 out = Console()
 
 VERDICT_STYLE = {"reproduces": "red", "fixed": "green", "differs": "yellow", "works": "green",
-                 "broken": "red", "skipped": "dim", "error": "bold red"}
+                 "broken": "red", "skipped": "dim", "error": "bold red", "unavailable": "dim", "n/a": "dim"}
 
 
 def _select(slugs: list[str]):
@@ -47,6 +47,7 @@ def check(
     engine: Annotated[Optional[str], typer.Option(help="only checks that run this engine")] = None,
     name: Annotated[Optional[str], typer.Option("--check", help="only the check with this name")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON array of records")] = False,
+    reuse: Annotated[bool, typer.Option(help="reuse records made in this exact environment (resume)")] = False,
 ) -> None:
     """Run checks, record them, and compare them with the accepted knowledge.
 
@@ -66,14 +67,17 @@ def check(
 
     prefetch(list({e.slug: e for e, _ in plan}.values()))
     store = RecordStore()
+    done = _recorded_here(store) if reuse else {}
     records, changed = [], 0
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True) as progress:
         task = progress.add_task("checking", total=len(plan))
         for e, c in plan:
             progress.update(task, description=f"{e.slug} / {c.name}")
-            rec = run_check(e, c)
-            store.append(rec)
+            rec = done.get((e.slug, c.name))
+            if rec is None:
+                rec = run_check(e, c)
+                store.append(rec)
             records.append(rec)
             a = expectations.assess(rec, expectations.load(e.expected))
             changed += a.status in ("changed", "new", "error")
@@ -86,13 +90,74 @@ def check(
                     progress.console.print(f"           {a.message}", style="dim", highlight=False, markup=False)
             progress.advance(task)
     if as_json:
-        keys = ("entry", "check", "kind", "engine", "engine_version", "verdict", "detail")
-        rows = [{**{k: getattr(r, k) for k in keys}, **r.model_dump(mode="json", exclude=set(keys))}
-                for r in records]
-        print(json.dumps(rows, indent=1))
+        print(json.dumps(_rows(records), indent=1))
     else:
         err.print(f"{len(records)} checks, {changed} not as accepted; records in {store.dir}")
     raise typer.Exit(1 if changed else 0)
+
+
+def _rows(records) -> list[dict]:
+    keys = ("entry", "check", "kind", "engine", "engine_version", "verdict", "detail")
+    return [{**{k: getattr(r, k) for k in keys}, **r.model_dump(mode="json", exclude=set(keys))} for r in records]
+
+
+@app.command()
+def matrix(
+    engine: Annotated[str, typer.Option(help="the engine whose versions to measure: mnn, ncnn, pnnx, onnxruntime")],
+    version: Annotated[Optional[list[str]], typer.Argument(metavar="[VERSION]...", show_default=False,
+                                                           help="versions to measure; default: every installable one")] = None,
+    versions_flag: Annotated[bool, typer.Option("--versions", help="marks the start of the version list")] = False,
+    since: Annotated[Optional[str], typer.Option("--from", help="lowest version")] = None,
+    until: Annotated[Optional[str], typer.Option("--to", help="highest version")] = None,
+    entry: Annotated[Optional[list[str]], typer.Option(help="only this entry (repeatable)")] = None,
+    workers: Annotated[int, typer.Option(help="versions measured at once")] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array of records")] = False,
+) -> None:
+    """Run the checks against many versions of one engine, each in its own cached environment.
+
+    Example: kb matrix --engine mnn --versions 3.0.0 3.6.1 --json
+    """
+    from kb import envs
+    from kb import matrix as matrix_mod
+    from kb.history import timelines
+
+    if engine not in envs.ENGINES:
+        raise KBError("kb matrix", f"--engine {engine!r}: expected one of mnn, ncnn, pnnx, onnxruntime")
+    chosen = [e for e in _select(entry or []) if matrix_mod.plan([e], engine)]
+    if not chosen:
+        raise KBError(entries_mod.repo_root() / "repros", f"no entry has checks that run {engine}")
+    if version:
+        asked = envs.sort_versions(version)
+    else:
+        asked, problem = envs.installable(engine)
+        if problem:
+            err.print(f"warning: {problem}", markup=False)
+    key = envs._key
+    asked = [v for v in asked if (not since or key(v) >= key(since)) and (not until or key(v) <= key(until))]
+    if not asked:
+        raise KBError("kb matrix", f"no {engine} version to measure")
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} versions"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True) as progress:
+        records = matrix_mod.run(engine, asked, chosen, workers, progress)
+    if as_json:
+        print(json.dumps(_rows(records), indent=1))
+        return
+    table = Table("entry / check", *asked, "history", title=f"{engine} versions")
+    for t in timelines(records, engine):
+        cells = {p.version: p.verdict for p in t.points} | {v: "n/a" for v in t.unmeasured}
+        table.add_row(f"{t.entry}\n  {t.check}",
+                      *[f"[{VERDICT_STYLE.get(cells.get(v, ''), '')}]{cells.get(v, '')}[/]" for v in asked],
+                      escape(t.summary()))
+    out.print(table)
+
+
+def _recorded_here(store: RecordStore) -> dict:
+    """The newest record per (entry, check) made with exactly this environment's versions."""
+    from kb import versions
+
+    here = versions.environment()
+    records, _ = store.read()
+    return {(r.entry, r.check): r for r in records if r.versions == here and r.verdict not in ("error",)}
 
 
 @app.command()

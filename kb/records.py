@@ -16,7 +16,9 @@ from typing import Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-Verdict = Literal["reproduces", "fixed", "differs", "works", "broken", "skipped", "error"]
+# skipped: an engine is not installed; error: the reproducer failed, or the engine does not import;
+# unavailable: a version `kb matrix` could not install.
+Verdict = Literal["reproduces", "fixed", "differs", "works", "broken", "skipped", "error", "unavailable"]
 
 
 class Metrics(BaseModel):

@@ -1,0 +1,90 @@
+"""What a series of versions says about one check: last affected, first fixed, regressions, changes.
+
+Versions are not assumed monotonic: every measured version counts, and a fix range is marked
+inferred only when versions inside it were not measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kb.envs import sort_versions
+from kb.records import Record
+
+BAD = {"reproduces", "differs", "broken"}
+GOOD = {"fixed", "works"}
+
+
+@dataclass
+class Point:
+    version: str
+    verdict: str
+    shape: str  # signature or failure fingerprint: how it failed
+
+
+@dataclass
+class Timeline:
+    entry: str
+    check: str
+    kind: str
+    engine: str
+    points: list[Point]  # measured versions, oldest first
+    unmeasured: list[str] = field(default_factory=list)  # asked for, but unavailable or skipped
+    last_affected: str | None = None
+    first_fixed: str | None = None
+    inferred: bool = False  # versions between last_affected and first_fixed were not measured
+    regressions: list[str] = field(default_factory=list)  # bad again after good
+    shape_changes: list[str] = field(default_factory=list)  # bad both times, but differently
+
+    def summary(self) -> str:
+        words = []
+        if self.first_fixed:
+            span = f"{self.last_affected} .. {self.first_fixed}" if self.last_affected else self.first_fixed
+            words.append(f"fixed in {self.first_fixed}" + (f" (somewhere in {span}: versions between were "
+                                                           "not measured)" if self.inferred else ""))
+        elif self.points and self.points[-1].verdict in BAD:
+            words.append(f"still affected in {self.points[-1].version}")
+        if self.regressions:
+            words.append("regressed in " + ", ".join(self.regressions))
+        if self.shape_changes:
+            words.append("fails differently from " + ", ".join(self.shape_changes))
+        return "; ".join(words) or "never affected in the measured versions"
+
+
+def version_of(record: Record, engine: str) -> str:
+    return record.versions.get(engine) or record.engine_version
+
+
+def timelines(records: list[Record], engine: str) -> list[Timeline]:
+    """One timeline per (entry, check), over the versions of `engine`; the newest record per version wins."""
+    latest: dict[tuple[str, str], dict[str, Record]] = {}
+    for r in sorted(records, key=lambda r: r.started):
+        latest.setdefault((r.entry, r.check), {})[version_of(r, engine)] = r
+    out = []
+    for (entry, check), per in sorted(latest.items()):
+        some = next(iter(per.values()))
+        t = Timeline(entry, check, some.kind, engine, [])
+        for v in sort_versions(per):
+            r = per[v]
+            if r.verdict in BAD | GOOD:
+                t.points.append(Point(v, r.verdict, r.signature or r.fingerprint or ""))
+            else:
+                t.unmeasured.append(v)
+        _derive(t, sort_versions(per))
+        out.append(t)
+    return out
+
+
+def _derive(t: Timeline, asked: list[str]) -> None:
+    for prev, cur in zip(t.points, t.points[1:]):
+        if prev.verdict in GOOD and cur.verdict in BAD:
+            t.regressions.append(cur.version)
+        if prev.verdict in BAD and cur.verdict in BAD and prev.shape != cur.shape:
+            t.shape_changes.append(cur.version)
+    bad = [i for i, p in enumerate(t.points) if p.verdict in BAD]
+    if bad:
+        t.last_affected = t.points[bad[-1]].version
+        if bad[-1] + 1 < len(t.points):
+            t.first_fixed = t.points[bad[-1] + 1].version
+            lo, hi = asked.index(t.last_affected), asked.index(t.first_fixed)
+            t.inferred = any(v in t.unmeasured for v in asked[lo + 1:hi])
