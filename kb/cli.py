@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -24,6 +25,10 @@ out = Console()
 
 VERDICT_STYLE = {"reproduces": "red", "fixed": "green", "differs": "yellow", "works": "green",
                  "broken": "red", "skipped": "dim", "error": "bold red", "unavailable": "dim", "n/a": "dim"}
+
+
+SHORT = {"reproduces": "R", "fixed": "F", "differs": "D", "works": "W", "broken": "B", "error": "E",
+         "n/a": "-", "skipped": "-", "unavailable": "-"}
 
 
 def _select(slugs: list[str]):
@@ -142,13 +147,15 @@ def matrix(
     if as_json:
         print(json.dumps(_rows(records), indent=1))
         return
-    table = Table("entry / check", *asked, "history", title=f"{engine} versions")
-    for t in timelines(records, engine):
-        cells = {p.version: p.verdict for p in t.points} | {v: "n/a" for v in t.unmeasured}
-        table.add_row(f"{t.entry}\n  {t.check}",
-                      *[f"[{VERDICT_STYLE.get(cells.get(v, ''), '')}]{cells.get(v, '')}[/]" for v in asked],
-                      escape(t.summary()))
-    out.print(table)
+    lines = timelines(records, engine)
+    for slug in dict.fromkeys(t.entry for t in lines):
+        table = Table("check", *asked, "history", title=slug, title_justify="left")
+        for t in (t for t in lines if t.entry == slug):
+            cells = {p.version: p.verdict for p in t.points} | {v: "n/a" for v in t.unmeasured}
+            table.add_row(t.check, *[f"[{VERDICT_STYLE.get(cells.get(v, ''), '')}]{SHORT.get(cells.get(v), '')}[/]"
+                                     for v in asked], escape(t.summary()))
+        out.print(table)
+    out.print("R reproduces  F fixed  D differs  W works  B broken  E error  - unavailable")
 
 
 def _recorded_here(store: RecordStore) -> dict:
@@ -176,6 +183,29 @@ def accept(
             continue
         n = expectations.accept(e.expected, mine)
         err.print(f"{e.slug}: {n} observations accepted into {os.path.relpath(e.expected)}")
+
+
+site_app = typer.Typer(no_args_is_help=True, help="The documentation site.")
+app.add_typer(site_app, name="site")
+
+
+@site_app.command("build")
+def site_build(
+    site_dir: Annotated[Optional[Path], typer.Option("--site-dir", "-d", help="output folder; default: site/")] = None,
+    strict: Annotated[bool, typer.Option("--strict/--no-strict", help="fail on any mkdocs warning")] = True,
+) -> None:
+    """Generate the pages from the entries, accepted results and records, then build the site."""
+    from kb.site import build_site
+
+    out.print(f"site built in {build_site(site_dir, strict=strict)}")
+
+
+@site_app.command("serve")
+def site_serve(addr: Annotated[str, typer.Option("--addr", help="host:port to serve on")] = "127.0.0.1:8000") -> None:
+    """Serve the site with live reload; it rebuilds when an entry or a record changes."""
+    from kb.site import serve
+
+    serve(addr)
 
 
 def main() -> None:

@@ -76,7 +76,7 @@ def accept(path: Path, records: list[Record]) -> int:
     table = load(path)
     n = 0
     for r in records:
-        if r.verdict in ("skipped", "error"):
+        if r.verdict in ("skipped", "error", "unavailable"):
             continue
         table.setdefault(r.check, {})[r.engine_version] = Expectation(
             verdict=r.verdict, signature=r.signature, fingerprint=r.fingerprint, detail=r.detail,
@@ -100,8 +100,8 @@ class Assessment:
 def assess(rec: Record, table: Table) -> Assessment:
     """Compare one observation with the accepted knowledge, in words a user can act on."""
     where = f"{rec.engine} {rec.engine_version}"
-    if rec.verdict in ("skipped", "error"):
-        return Assessment(rec.verdict, f"{rec.entry}/{rec.check}: {rec.detail}")
+    if rec.verdict in ("skipped", "error", "unavailable"):
+        return Assessment("skipped" if rec.verdict == "skipped" else "error", f"{rec.entry}/{rec.check}: {rec.detail}")
     seen = rec.verdict + (f" [{rec.signature}]" if rec.signature else "")
     accept = f"If this is right, record it: kb accept {rec.entry} --check {rec.check}"
     got = lookup(table, rec.check, rec.engine_version)

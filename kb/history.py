@@ -43,12 +43,14 @@ class Timeline:
             words.append(f"fixed in {self.first_fixed}" + (f" (somewhere in {span}: versions between were "
                                                            "not measured)" if self.inferred else ""))
         elif self.points and self.points[-1].verdict in BAD:
-            words.append(f"still affected in {self.points[-1].version}")
+            words.append(f"{'still broken' if self.kind == 'workaround' else 'still affected'} in {self.points[-1].version}")
         if self.regressions:
             words.append("regressed in " + ", ".join(self.regressions))
         if self.shape_changes:
             words.append("fails differently from " + ", ".join(self.shape_changes))
-        return "; ".join(words) or "never affected in the measured versions"
+        if words:
+            return "; ".join(words)
+        return "works in every measured version" if self.kind == "workaround" else "not affected in any measured version"
 
 
 def version_of(record: Record, engine: str) -> str:
