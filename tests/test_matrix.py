@@ -1,0 +1,108 @@
+"""kb matrix: cached per-version environments, failures recorded, resumable, history derived."""
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from kb.history import timelines
+from kb.records import Record, RecordStore
+
+ENTRY = "mnn-grouped-convtranspose-bn-fusion"
+SITE = Path(sysconfig.get_paths()["purelib"])
+
+
+def cached_env(envs: Path, version: str, broken: bool = False) -> None:
+    """A cached MNN environment without the registry: links to the installed MNN, or a broken one."""
+    d = envs / "mnn" / version
+    d.mkdir(parents=True)
+    if broken:
+        (d / "MNN").mkdir()
+        (d / "MNN" / "__init__.py").write_text("raise ImportError('libMNN.so: cannot open shared object file')")
+    else:
+        for p in SITE.iterdir():
+            if p.name.lower().startswith(("mnn", "_tools", "_mnncengine")):
+                (d / p.name).symlink_to(p)
+    (d / ".kb-complete").write_text(version)
+
+
+@pytest.fixture
+def offline_matrix(copy_entry, corpus, tmp_path):
+    copy_entry(ENTRY)
+    envs = tmp_path / "envs"
+    env = {**os.environ, "KB_ROOT": str(corpus), "KB_ENVS": str(envs),
+           "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_EXTRA_INDEX_URL": ""}  # no registry at test time
+
+    def run(*versions):
+        p = subprocess.run([sys.executable, "-m", "kb", "matrix", "--engine", "mnn", "--versions", *versions,
+                            "--entry", ENTRY, "--json", "--workers", "2"],
+                           capture_output=True, text=True, env=env, timeout=600)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    return envs, run
+
+
+def test_offline_cached_versions_run_and_the_rest_are_unavailable(offline_matrix):
+    envs, run = offline_matrix
+    cached_env(envs, "3.6.1")
+    cached_env(envs, "0.0.1", broken=True)
+    rows = run("3.6.1", "0.0.1", "9.9.9")
+    by = {}
+    for r in rows:
+        by.setdefault(r["engine_version"], set()).add(r["verdict"])
+        assert {"entry", "check", "kind", "engine", "engine_version", "verdict", "detail"} <= set(r)
+    assert by == {"3.6.1": {"fixed"}, "0.0.1": {"error"}, "9.9.9": {"unavailable"}}
+    bad = next(r for r in rows if r["engine_version"] == "0.0.1")
+    assert "does not import" in bad["detail"] and "libMNN.so" in bad["detail"]
+
+
+def test_an_interrupted_matrix_resumes_without_duplicates(offline_matrix, corpus):
+    envs, run = offline_matrix
+    cached_env(envs, "3.6.1")
+    first = run("3.6.1")
+    n = len(RecordStore(corpus / ".kb" / "records").read()[0])
+    again = run("3.6.1")
+    assert len(RecordStore(corpus / ".kb" / "records").read()[0]) == n  # nothing measured twice
+    assert [r["id"] for r in again] == [r["id"] for r in first]
+
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def rec(version, verdict, signature=None, kind="bug", minutes=0):
+    return Record(id=Record.new_id(), entry="e", check="c", kind=kind, engine="mnn", engine_version=version,
+                  verdict=verdict, signature=signature, detail="", versions={"mnn": version}, platform="p",
+                  started=T0 + timedelta(minutes=minutes), duration=0.0)
+
+
+def test_first_fixed_and_last_affected():
+    (t,) = timelines([rec("3.0.0", "reproduces", "s"), rec("3.1.0", "reproduces", "s"), rec("3.2.0", "fixed"),
+                      rec("3.4.0", "fixed")], "mnn")
+    assert (t.last_affected, t.first_fixed, t.inferred, t.regressions) == ("3.1.0", "3.2.0", False, [])
+    assert t.summary() == "fixed in 3.2.0"
+
+
+def test_fix_range_is_inferred_only_when_versions_between_were_not_measured():
+    (t,) = timelines([rec("3.0.0", "reproduces", "s"), rec("3.1.0", "unavailable"), rec("3.2.0", "fixed")], "mnn")
+    assert t.first_fixed == "3.2.0" and t.inferred
+    assert "not measured" in t.summary()
+
+
+def test_versions_are_not_assumed_monotonic():
+    (t,) = timelines([rec("3.0.0", "fixed"), rec("3.4.0", "reproduces", "segfault"), rec("3.5.0", "fixed"),
+                      rec("3.6.0", "reproduces", "segfault")], "mnn")
+    assert t.regressions == ["3.4.0", "3.6.0"]
+    assert t.first_fixed is None and t.last_affected == "3.6.0"
+
+
+def test_change_of_shape_and_newest_record_wins():
+    (t,) = timelines([rec("3.2.0", "reproduces", "segfault"), rec("3.4.0", "reproduces", "segfault"),
+                      rec("3.4.0", "differs", minutes=5)], "mnn")
+    assert [p.verdict for p in t.points] == ["reproduces", "differs"]
+    assert t.shape_changes == ["3.4.0"]
