@@ -23,4 +23,8 @@ def cases():
     torch.manual_seed(0)
     x = torch.randn(1, 3, 32, 32)
     # The float model has no Q/DQ nodes yet: the trigger appears once onnxruntime quantizes it.
-    yield Case("float-conv", Net(), (x,), ["input"], ["output"], opset=13, dynamo=False, trigger=False)
+    net = Net()
+    yield Case("float-conv", net, (x,), ["input"], ["output"], opset=13, dynamo=False, trigger=False)
+    # Batch 3 == 3 channels: the permuted shape is valid, so nothing fails loudly.
+    yield Case("float-conv-batch3", net, (torch.randn(3, 3, 32, 32),), ["input"], ["output"], opset=13,
+               dynamo=False, trigger=False)

@@ -3,12 +3,12 @@ from kb.harness import Checks
 checks = Checks(__file__)
 
 
-def quantized_in_mnn(s, method, fmt, **options):
+def quantized_in_mnn(s, method, fmt, case="float-conv", **options):
     """Quantize with onnxruntime, convert with MNN, and compare MNN with onnxruntime on that model."""
-    q = s.onnxruntime.quantize("float-conv", method, fmt, **options)
+    q = s.onnxruntime.quantize(case, method, fmt, **options)
     if fmt == "QDQ":
         s.require_trigger(q)
-    return s.against(s.mnn.run(s.mnn.convert(q), "float-conv"), s.onnxruntime.run(q, "float-conv"))
+    return s.against(s.mnn.run(s.mnn.convert(q), case), s.onnxruntime.run(q, case))
 
 
 @checks.bug("mnn", ["conv-shape-error", "input-channel", "compute-shape-error"], needs=["onnxruntime"], atol=0.1)
@@ -21,6 +21,12 @@ def qdq_static(s):
 def qdq_static_per_channel(s):
     """quantize_static, QuantFormat.QDQ, per_channel=True."""
     return quantized_in_mnn(s, "static", "QDQ", per_channel=True)
+
+
+@checks.bug("mnn", ["conv-shape-error", "silent-wrong-output"], needs=["onnxruntime"], atol=0.1)
+def qdq_batch_equals_channels(s):
+    """Input (3, 3, H, W): the swapped shape is valid, so MNN runs without an error."""
+    return quantized_in_mnn(s, "static", "QDQ", case="float-conv-batch3")
 
 
 @checks.bug("mnn", ["conv-shape-error", "input-channel", "compute-shape-error"], needs=["onnxruntime"], atol=0.1)

@@ -35,6 +35,13 @@ class PermuteLayerNorm(nn.Module):
         return self.ln(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
 
 
+class CenteredSquare(nn.Module):
+    """Just the step that goes wrong: (x - mean) ** 2, whose base is negative about half the time."""
+
+    def forward(self, x):
+        return (x - x.mean(dim=1, keepdim=True)).pow(2)
+
+
 def cases():
     torch.manual_seed(0)
     x = torch.randn(1, 8, 16, 16)  # about half the values are negative
@@ -42,3 +49,4 @@ def cases():
     yield Case("channel-ln", LayerNorm2d_Sc(8), (x,), opset=17, torchscript=True, **io)
     yield Case("channel-ln-opset18", LayerNorm2d_Sc(8), (x,), opset=18, **io)
     yield Case("permute-ln", PermuteLayerNorm(8), (x,), opset=17, torchscript=True, **io)
+    yield Case("centered-square", CenteredSquare(), (x,), opset=17, **io)

@@ -19,6 +19,17 @@ UnaryOp          /Sqrt                    1 1 var_eps std 0=5
 BinaryOp         /Div                     2 1 sub_0 std out0 0=3
 """
 
+# The same Pow on its own, to see the wrong value before it turns into NaN.
+CENTERED_SQUARE_AS_ONNX2NCNN_WRITES_IT = """
+7767517
+5 6
+Input            in0                      0 1 in0
+Split            split0                   1 2 in0 in0_0 in0_1
+Reduction        /ReduceMean              1 1 in0_1 mean 0=3 1=0 -23303=1,0 4=1 5=1
+BinaryOp         /Sub                     2 1 in0_0 mean sub 0=1
+BinaryOp         /Pow                     1 1 sub out0 0=6 1=1 2=2.000000e+00
+"""
+
 # What onnx2ncnn writes for permute-ln: it has no LayerNormalization rule and passes the op name through.
 PERMUTE_LN_AS_ONNX2NCNN_WRITES_IT = """
 7767517
@@ -48,6 +59,13 @@ def ncnn_pow_negative_base(s):
     """The runtime half, with the pip ncnn alone: the layers onnx2ncnn writes for channel-ln."""
     param = s.ncnn.write_param("channel-ln.param", CHANNEL_LN_AS_ONNX2NCNN_WRITES_IT)
     return s.ncnn.run(param, None, "channel-ln", ["in0"], ["out0"])
+
+
+@checks.bug("ncnn", ["all-nan", "pow-wrong-value"])
+def ncnn_pow_alone(s):
+    """The pow step alone: (x - mean) ** 2 through BinaryOp op_type=6 with a scalar exponent."""
+    param = s.ncnn.write_param("centered-square.param", CENTERED_SQUARE_AS_ONNX2NCNN_WRITES_IT)
+    return s.ncnn.run(param, None, "centered-square", ["in0"], ["out0"])
 
 
 @checks.bug("ncnn", ["layernormalization-not-registered"])
