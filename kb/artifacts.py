@@ -95,7 +95,7 @@ def prefetch(entries: list[Entry]) -> None:
     threading.Thread(target=work, name="kb-prefetch", daemon=True).start()
 
 
-def _prepare(entry: Entry, final: Path, timeout: float) -> Artifacts:
+def _prepare(entry: Entry, final: Path, timeout: float, retry: bool = True) -> Artifacts:
     if not (final / "manifest.json").is_file():
         tmp = final.with_name(f"{final.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -110,9 +110,19 @@ def _prepare(entry: Entry, final: Path, timeout: float) -> Artifacts:
             tmp.rename(final)
         except OSError:  # another worker finished first; its copy is as good
             shutil.rmtree(tmp, ignore_errors=True)
-    arts = Artifacts(final, json.loads((final / "manifest.json").read_text()))
-    check_triggers(entry, arts)
+    try:
+        arts = Artifacts(final, json.loads((final / "manifest.json").read_text()))
+        check_triggers(entry, arts)
+    except (CorruptCache, ValueError, OSError):
+        if retry:
+            shutil.rmtree(final, ignore_errors=True)  # exports are reproducible: make them again
+            return _prepare(entry, final, timeout, retry=False)
+        raise PreparationFailed(f"{KBError(final, 'the exported models cannot be read, even after re-export')}")
     return arts
+
+
+class CorruptCache(Exception):
+    pass
 
 
 def check_triggers(entry: Entry, arts: Artifacts) -> None:
@@ -120,7 +130,10 @@ def check_triggers(entry: Entry, arts: Artifacts) -> None:
     import onnx
 
     for name, case in arts.manifest.items():
-        model = onnx.load(str(arts.onnx(name)), load_external_data=False)
+        try:
+            model = onnx.load(str(arts.onnx(name)), load_external_data=False)
+        except Exception as e:  # truncated or overwritten cache file
+            raise CorruptCache(f"{arts.onnx(name)}: {e}") from None
         matches = find(entry.meta.trigger, model)
         how = f"opset {case['opset']}, dynamo={case['dynamo']}, torch {versions.of('torch')}"
         if case["trigger"] and not matches:

@@ -155,6 +155,8 @@ def run_check(entry: Entry, check: Check) -> Record:
             failed = e.step
         except PreparationFailed as e:
             return record("error", str(e))
+        except Exception as e:  # a bug in the check itself: say where, without a traceback
+            return record("error", f"{KBError(entry.test, f'check {check.name!r} raised {type(e).__name__}: {e}')}")
         ev = Evidence(session.steps, failed, comparison)
         j = judge(check.kind, list(check.signatures), entry.meta, ev)
         return record(j.verdict, j.detail, j.signature, ev, j.fingerprint)

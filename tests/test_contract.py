@@ -79,3 +79,24 @@ def test_kb_check_json(copy_entry, corpus):
     assert {"entry", "check", "kind", "engine", "engine_version", "verdict", "detail"} <= set(row)
     assert (row["entry"], row["check"], row["kind"], row["engine"]) == (ENTRY, "grouped-bn", "bug", "mnn")
     assert row["verdict"] == "fixed" and row["versions"]["torch"].startswith("2.13.0")
+
+
+def test_a_corrupt_cached_model_is_exported_again(copy_entry, corpus, tmp_path):
+    copy_entry(ENTRY)
+    env = {**os.environ, "KB_ROOT": str(corpus), "KB_CACHE": str(tmp_path / "cache")}
+    argv = [sys.executable, "-m", "kb", "check", ENTRY, "--check", "grouped-bn", "--json"]
+    assert subprocess.run(argv, capture_output=True, env=env).returncode == 0
+    (model,) = (tmp_path / "cache").glob("*/*/grouped-bn.onnx")
+    model.write_bytes(model.read_bytes()[:100])  # truncated
+    p = subprocess.run(argv, capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)[0]["verdict"] == "fixed"
+
+
+def test_a_check_with_a_bug_is_one_line_error(copy_entry, corpus):
+    folder = copy_entry(ENTRY)
+    test = folder / "test_checks.py"
+    test.write_text(test.read_text().replace('s.mnn.convert("grouped-bn")', 's.mnn.convert("grouped-nb")', 1))
+    p = pytest_run(corpus, "-k", "grouped-bn and not uneven")
+    assert p.returncode == 1
+    assert "test_checks.py: check 'grouped-bn' raised KeyError" in p.stdout and "Traceback" not in p.stdout
