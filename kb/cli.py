@@ -148,13 +148,16 @@ def matrix(
         print(json.dumps(_rows(records), indent=1))
         return
     lines = timelines(records, engine)
+    # Versions are rows and checks numbered columns, so many versions still fit a terminal.
     for slug in dict.fromkeys(t.entry for t in lines):
-        table = Table("check", *asked, "history", title=slug, title_justify="left")
-        for t in (t for t in lines if t.entry == slug):
-            cells = {p.version: p.verdict for p in t.points} | {v: "n/a" for v in t.unmeasured}
-            table.add_row(t.check, *[f"[{VERDICT_STYLE.get(cells.get(v, ''), '')}]{SHORT.get(cells.get(v), '')}[/]"
-                                     for v in asked], escape(t.summary()))
+        mine = [t for t in lines if t.entry == slug]
+        table = Table(f"{engine}", *[f"c{i}" for i in range(1, len(mine) + 1)], title=slug, title_justify="left")
+        cells = [{p.version: p.verdict for p in t.points} | {v: "n/a" for v in t.unmeasured} for t in mine]
+        for v in asked:
+            table.add_row(v, *[f"[{VERDICT_STYLE.get(c.get(v, ''), '')}]{SHORT.get(c.get(v), '')}[/]" for c in cells])
         out.print(table)
+        for i, t in enumerate(mine, 1):
+            out.print(f"  c{i} {t.check}: {escape(t.summary())}", highlight=False)
     out.print("R reproduces  F fixed  D differs  W works  B broken  E error  - unavailable")
 
 

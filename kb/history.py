@@ -37,19 +37,23 @@ class Timeline:
     shape_changes: list[str] = field(default_factory=list)  # bad both times, but differently
 
     def summary(self) -> str:
+        fixed, bad, again = (("works from", "still broken", "broke again in") if self.kind == "workaround"
+                             else ("fixed in", "still affected", "regressed in"))
         words = []
         if self.first_fixed:
             span = f"{self.last_affected} .. {self.first_fixed}" if self.last_affected else self.first_fixed
-            words.append(f"fixed in {self.first_fixed}" + (f" (somewhere in {span}: versions between were "
-                                                           "not measured)" if self.inferred else ""))
+            words.append(f"{fixed} {self.first_fixed}" + (f" (somewhere in {span}: versions between were "
+                                                          "not measured)" if self.inferred else ""))
         elif self.points and self.points[-1].verdict in BAD:
-            words.append(f"{'still broken' if self.kind == 'workaround' else 'still affected'} in {self.points[-1].version}")
+            words.append(f"{bad} in {self.points[-1].version}")
         if self.regressions:
-            words.append("regressed in " + ", ".join(self.regressions))
+            words.append(f"{again} " + ", ".join(self.regressions))
         if self.shape_changes:
             words.append("fails differently from " + ", ".join(self.shape_changes))
         if words:
             return "; ".join(words)
+        if not self.points:
+            return "not measured (skipped or unavailable)"
         return "works in every measured version" if self.kind == "workaround" else "not affected in any measured version"
 
 
