@@ -179,8 +179,23 @@ def accept(
     records, problems = RecordStore().read()
     for p in problems:
         err.print(f"warning: {p}")
+    from kb import versions
+    from kb.harness import load_checks
+
     for e in _select(entry or []):
-        mine = [r for r in records if r.entry == e.slug and (name is None or r.check == name)]
+        checks = load_checks(e).items
+        mine, kept_out = [], 0
+        for r in records:
+            if r.entry != e.slug or r.check not in checks or (name is not None and r.check != name):
+                continue
+            # Expectations are keyed by the check's own engine version, so a record made with another
+            # version of an engine it also needs (a matrix over that engine) would be misfiled.
+            if any(r.versions.get(n) != versions.of(n) for n in checks[r.check].needs):
+                kept_out += 1
+                continue
+            mine.append(r)
+        if kept_out:
+            err.print(f"{e.slug}: {kept_out} records made with other versions of a needed engine were kept out")
         if not mine:
             err.print(f"{e.slug}: no records to accept (run `kb check {e.slug}` first)")
             continue

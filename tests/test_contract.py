@@ -100,3 +100,28 @@ def test_a_check_with_a_bug_is_one_line_error(copy_entry, corpus):
     p = pytest_run(corpus, "-k", "grouped-bn and not uneven")
     assert p.returncode == 1
     assert "test_checks.py: check 'grouped-bn' raised KeyError" in p.stdout and "Traceback" not in p.stdout
+
+
+def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(copy_entry, corpus):
+    from datetime import datetime, timezone
+
+    from kb import versions
+    from kb.records import Record, RecordStore
+
+    folder = copy_entry("ncnn-onnx2ncnn-layernorm")
+    (folder / "expected.yaml").unlink()
+    here = versions.environment()
+
+    def rec(ncnn, verdict):
+        return Record(id=Record.new_id(), entry="ncnn-onnx2ncnn-layernorm", check="pnnx-onnx-permute-ln",
+                      kind="workaround", engine="pnnx", engine_version=here["pnnx"], verdict=verdict, detail="",
+                      versions=here | {"ncnn": ncnn}, platform="p", started=datetime.now(timezone.utc), duration=0)
+
+    store = RecordStore(corpus / ".kb" / "records")
+    store.append(rec(here["ncnn"], "works"))
+    store.append(rec("1.0.20230517", "broken"))  # newer, but from a matrix over ncnn
+    env = {**os.environ, "KB_ROOT": str(corpus)}
+    p = subprocess.run([sys.executable, "-m", "kb", "accept"], capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and "1 records made with other versions of a needed engine" in p.stderr
+    accepted = yaml.safe_load((folder / "expected.yaml").read_text())
+    assert accepted["pnnx-onnx-permute-ln"][here["pnnx"]]["verdict"] == "works"
