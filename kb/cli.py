@@ -152,7 +152,7 @@ def matrix(
     for slug in dict.fromkeys(t.entry for t in lines):
         mine = [t for t in lines if t.entry == slug]
         table = Table(f"{engine}", *[f"c{i}" for i in range(1, len(mine) + 1)], title=slug, title_justify="left")
-        cells = [{p.version: p.verdict for p in t.points} | {v: "n/a" for v in t.unmeasured} for t in mine]
+        cells = [{p.version: p.verdict for p in t.points} | t.why_unmeasured for t in mine]
         for v in asked:
             table.add_row(v, *[f"[{VERDICT_STYLE.get(c.get(v, ''), '')}]{SHORT.get(c.get(v), '')}[/]" for c in cells])
         out.print(table)

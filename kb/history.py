@@ -29,7 +29,8 @@ class Timeline:
     kind: str
     engine: str
     points: list[Point]  # measured versions, oldest first
-    unmeasured: list[str] = field(default_factory=list)  # asked for, but unavailable or skipped
+    unmeasured: list[str] = field(default_factory=list)  # asked for, but skipped, unavailable or error
+    why_unmeasured: dict[str, str] = field(default_factory=dict)  # version -> that verdict
     last_affected: str | None = None
     first_fixed: str | None = None
     inferred: bool = False  # versions between last_affected and first_fixed were not measured
@@ -76,6 +77,7 @@ def timelines(records: list[Record], engine: str) -> list[Timeline]:
                 t.points.append(Point(v, r.verdict, r.signature or r.fingerprint or ""))
             else:
                 t.unmeasured.append(v)
+                t.why_unmeasured[v] = r.verdict
         _derive(t, sort_versions(per))
         out.append(t)
     return out

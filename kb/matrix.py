@@ -46,7 +46,8 @@ def run_version(engine: str, version: str, entries: list[Entry], timeout: float 
     probe = subprocess.run([sys.executable, "-c", IMPORTS.get(engine, f"import {engine}")], env=child_env,
                            capture_output=True, text=True, timeout=300)
     if probe.returncode != 0:
-        why = (probe.stderr.strip().splitlines() or [f"exit code {probe.returncode}"])[-1]
+        lines = probe.stderr.strip().splitlines() or [f"exit code {probe.returncode}"]
+        why = next((ln for ln in reversed(lines) if "Error:" in ln), lines[-1]).strip()
         problem = f"{envs.dist(engine)}=={version} does not import: {why}"
         return [_placeholder(e, c, engine, version, "error", problem) for e, c in todo], problem
     argv = [sys.executable, "-m", "kb", "check", *[e.slug for e in entries], "--engine", engine, "--json", "--reuse"]

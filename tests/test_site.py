@@ -1,7 +1,8 @@
 """The documentation site, built (strict) from a temporary copy of the corpus with made-up records.
 
 The copy gets a known history, so every status the pages show can be checked against its source:
-  KB001  accepted on two MNN versions, affected then fixed; renamed (an alias to redirect)
+  KB001  accepted on two MNN versions, affected then fixed; renamed (an alias to redirect); one
+         check could not be measured on the version between (its fix is inferred)
   KB002  a new record disagrees with the accepted verdict          -> changed
   KB003  records agree with the accepted verdicts, on a fake env   -> reproduces, env from records
   KB004  no records, accepted verdicts only; onnx2ncnn never run   -> reproduces, not yet checked rows
@@ -24,8 +25,12 @@ from kb.entries import load_all
 from kb.pattern import Pattern
 from kb.records import Record, RecordStore
 from kb.site import build_site
+from kb.harness import Check
+from kb.history import timelines
 from kb.site.generate import _redirects
+from kb.site.status import derive
 from kb.site.svg import draw, layers
+from kb.site.table import engine_table
 
 REPO = Path(__file__).resolve().parents[1]
 ALIAS = ("mnn-groupnorm-unregistered-custom-op", "mnn-groupnorm-custom-op")
@@ -67,6 +72,9 @@ def site(tmp_path_factory) -> Path:
                            signature="broadcast-error" if bug == "reproduces" else None),
                     record(slug, "export-standard-ops", "workaround", "mnn", version, "works", started=started)]
     expectations.accept(repros / slug / "expected.yaml", history)
+    # The version between could not be installed for one check: a record only, never accepted.
+    store.append(record(slug, "convert-default-flags", "bug", "mnn", "3.6.0", "unavailable",
+                        started=T0 - timedelta(days=1)))
 
     # KB002: accepted "fixed" on 3.6.1; a newer record says it reproduces.
     store.append(record("mnn-grouped-convtranspose-bn-fusion", "grouped-bn", "bug", "mnn", "3.6.1",
@@ -109,6 +117,15 @@ def status_cell(doc: str, check: str, version: str) -> str:
     return re.search(rf'<td class="kb-cell" data-version="{re.escape(version)}"[^>]*>.*?</td>', row, re.S).group(0)
 
 
+def history_cell(doc: str, check: str) -> str:
+    row = re.search(rf'<tr data-check="{re.escape(check)}">(.*?)</tr>', doc, re.S).group(1)
+    return re.search(r'<td class="kb-history".*?</td>', row, re.S).group(0)
+
+
+def title_of(fragment: str) -> str:
+    return html.unescape(re.search(r'title="([^"]*)"', fragment).group(1))
+
+
 def badge(doc: str) -> str:
     return re.search(r'class="kb-badge kb-status-[\w-]+" data-status="([\w-]+)"', doc).group(1)
 
@@ -145,9 +162,28 @@ def test_status_fixed_with_first_fixed_and_last_affected_from_accepted_results(s
     assert badge(doc) == "fixed"
     assert 'data-verdict="reproduces"' in status_cell(doc, "convert-default-flags", "3.5.0")
     assert 'data-verdict="fixed"' in status_cell(doc, "convert-default-flags", "3.7.0")
-    bounds = text_of(section(doc, "status"))
-    assert "Last affected: 3.5.0" in bounds and "First fixed: 3.7.0" in bounds
-    assert FAKE_PLATFORM in bounds and "2030-01-02" in bounds  # date and platform of the observation
+    assert 'data-version="3.6.0"' not in section(doc, "status")  # not installable: no column, no verdict
+    plain = history_cell(doc, "convert-allow-custom-op")
+    assert 'data-last-affected="3.5.0" data-first-fixed="3.7.0" data-inferred="false"' in plain
+    assert text_of(plain) == "Last affected 3.5.0, first fixed 3.7.0"
+    # The same versions, but 3.6.0 was asked for and could not be measured: the fix is inferred.
+    inferred = history_cell(doc, "convert-default-flags")
+    assert 'data-first-fixed="3.7.0" data-inferred="true"' in inferred
+    assert text_of(inferred) == "Last affected 3.5.0, first fixed 3.7.0 (inferred: 3.6.0 was not measured)"
+    assert text_of(history_cell(doc, "export-standard-ops")) == "Works in every measured version (3.5.0 to 3.7.0)"
+    observed = text_of(re.search(r'<p class="kb-observed">.*?</p>', doc, re.S).group(0))
+    assert f"Observed between 2029-12-03 and 2030-01-02 on {FAKE_PLATFORM}" in observed
+    assert "accepted observations in expected.yaml" in observed
+
+
+def test_a_cell_is_the_verdict_and_signature_with_the_rest_in_its_tooltip(site):
+    doc = page(site, "mnn-qdq-input-permutation")
+    cell = status_cell(doc, "qdq-static", "3.6.1")
+    assert text_of(re.sub(r"^<td[^>]*>", "", cell)) == "reproducesconv-shape-error"
+    tip = title_of(cell)
+    assert "2030-01-02" in tip and FAKE_PLATFORM in tip and "newest record, as accepted" in tip
+    assert "test: reproduces" in tip  # the record's detail
+    assert 'data-source="record"' in cell and 'data-changed="false"' in cell
 
 
 def test_status_changed_when_the_newest_record_disagrees_with_the_accepted_one(site):
@@ -175,10 +211,81 @@ def test_status_from_accepted_results_only_and_unrun_checks(site):
     doc = page(site, "ncnn-onnx2ncnn-layernorm")
     assert badge(doc) == "reproduces"
     cell = status_cell(doc, "ncnn-pow-negative-base", "1.0.20261020")
-    assert 'data-verdict="reproduces"' in cell and "accepted observation" in cell
+    assert 'data-verdict="reproduces"' in cell and 'data-source="accepted"' in cell
+    assert "accepted observation (expected.yaml)" in title_of(cell)
     row = re.search(r'<tr data-check="onnx2ncnn-channel-ln">(.*?)</tr>', doc, re.S).group(1)
     assert 'data-verdict="not-checked"' in row
+    assert text_of(history_cell(doc, "onnx2ncnn-channel-ln")) == "Never observed"
     assert "No recorded run" in section(doc, "reproduce")
+
+
+# ---------------------------------------------------------------- history, from made-up records
+
+CHECKS = [Check(name="segfaults", kind="bug", engine="mnn", fn=print),
+          Check(name="crashes", kind="bug", engine="mnn", fn=print),
+          Check(name="exports-plain", kind="workaround", engine="mnn", fn=print, workaround="plain")]
+
+
+def made_up_history() -> list[Record]:
+    """Fixed, regressed, failing differently, then fixed with a version between unmeasured; a plain
+    fix; and a workaround that stops working."""
+    runs = {"segfaults": [("3.0.0", "fixed", None), ("3.2.0", "reproduces", "segfault"),
+                          ("3.4.0", "reproduces", "wrong-output"), ("3.5.0", "unavailable", None),
+                          ("3.6.0", "fixed", None)],
+            "crashes": [("3.0.0", "reproduces", "segfault"), ("3.2.0", "fixed", None)],
+            "exports-plain": [("3.0.0", "works", None), ("3.6.0", "broken", None)]}
+    kinds = {c.name: c.kind for c in CHECKS}
+    return [record("made-up", check, kinds[check], "mnn", v, verdict, signature=sig, started=T0 + timedelta(minutes=i))
+            for check, seq in runs.items() for i, (v, verdict, sig) in enumerate(seq)]
+
+
+def rendered_history(records: list[Record], table: expectations.Table | None = None) -> dict[str, str]:
+    (es,) = derive(["mnn"], CHECKS, table or {}, records).engines
+    doc = engine_table(es)
+    return {c.name: text_of(history_cell(doc, c.name)) for c in CHECKS}
+
+
+def test_history_wording_first_fixed_inferred_regression_and_shape_change():
+    words = rendered_history(made_up_history())
+    assert words["segfaults"] == ("Last affected 3.4.0, first fixed 3.6.0 (inferred: 3.5.0 was not measured); "
+                                  "regressed in 3.2.0; fails differently from 3.4.0")
+    assert words["crashes"] == "Last affected 3.0.0, first fixed 3.2.0"
+    assert words["exports-plain"] == "Still broken in 3.6.0 (newest measured); stopped working in 3.6.0"
+
+
+def test_history_is_kb_matrix_history_whether_recorded_or_accepted(tmp_path):
+    """The site reads the same timelines as `kb matrix`, and accepting the records (then dropping
+    them, as in a fresh clone) changes nothing but where the verdicts come from."""
+    records = made_up_history()
+    matrix = {t.check: t for t in timelines(records, "mnn")}
+    (es,) = derive(["mnn"], CHECKS, {}, records).engines
+    assert {cs.check.name: cs.timeline for cs in es.checks} == matrix
+    expectations.accept(tmp_path / "expected.yaml", records)
+    unmeasured = [r for r in records if r.verdict == "unavailable"]  # never accepted: they stay records
+    (es,) = derive(["mnn"], CHECKS, expectations.load(tmp_path / "expected.yaml"), unmeasured).engines
+    assert all(c.source == "accepted" for cs in es.checks for c in cs.cells.values())
+    for cs in es.checks:
+        got, want = cs.timeline, matrix[cs.check.name]
+        assert (got.points, got.unmeasured, got.last_affected, got.first_fixed, got.inferred, got.regressions,
+                got.shape_changes) == (want.points, want.unmeasured, want.last_affected, want.first_fixed,
+                                       want.inferred, want.regressions, want.shape_changes)
+    assert rendered_history(unmeasured, expectations.load(tmp_path / "expected.yaml")) == \
+        rendered_history(records)
+
+
+def test_changed_only_against_the_same_versions_accepted_result(tmp_path):
+    crashes = [c for c in CHECKS if c.name == "crashes"]
+    expectations.accept(tmp_path / "expected.yaml", [record("made-up", "crashes", "bug", "mnn", "3.6.1", "fixed")])
+    table = expectations.load(tmp_path / "expected.yaml")
+    newer = record("made-up", "crashes", "bug", "mnn", "3.7.0", "reproduces", signature="segfault")
+    st = derive(["mnn"], crashes, table, [newer])
+    assert not st.engines[0].checks[0].cells["3.7.0"].changed and st.status == "reproduces"
+    assert "not accepted yet" in title_of(status_cell(engine_table(st.engines[0]), "crashes", "3.7.0"))
+    same = record("made-up", "crashes", "bug", "mnn", "3.6.1", "reproduces", signature="segfault")
+    st = derive(["mnn"], crashes, table, [same])
+    cell = status_cell(engine_table(st.engines[0]), "crashes", "3.6.1")
+    assert st.status == "changed" and 'data-changed="true"' in cell and ">changed<" in cell
+    assert "disagrees with the one accepted 2030-01-02: fixed;" in title_of(cell)
 
 
 def test_status_not_yet_checked(site):

@@ -138,6 +138,7 @@ def test_a_pasted_log_line_finds_its_entry_first(search_page, slug, query):
 
 def test_status_table_shows_the_recorded_verdicts(context, base_url):
     from kb.site.generate import render
+    from kb.site.timeline import sentence
 
     slug = "mnn-qdq-input-permutation"
     want = render().statuses[slug]  # the same derivation the build used, from the same records
@@ -147,17 +148,53 @@ def test_status_table_shows_the_recorded_verdicts(context, base_url):
     for es in want.engines:
         table = page.locator(f'.kb-status-table[data-engine="{es.engine}"]')
         assert table.is_visible()
-        for v in es.versions:
-            assert table.locator("thead th", has_text=f"{es.engine} {v}").count() == 1
+        heads = table.locator("thead th.kb-version")
+        assert [heads.nth(i).get_attribute("data-version") for i in range(heads.count())] == es.versions
         for cs in es.checks:
+            row = table.locator(f'tr[data-check="{cs.check.name}"]')
+            assert row.locator("td.kb-history").inner_text().strip() == sentence(cs.timeline)
             for v, cell in cs.cells.items():
-                td = table.locator(f'tr[data-check="{cs.check.name}"] td[data-version="{v}"]')
+                td = row.locator(f'td[data-version="{v}"]')
                 assert td.get_attribute("data-verdict") == cell.verdict
-                assert cell.observed in td.inner_text() and cell.platform in td.inner_text()
+                # The cell shows the verdict and signature only; the rest is in its tooltip.
+                assert td.inner_text().split() == [cell.verdict, *([cell.signature] if cell.signature else []),
+                                                   *(["changed"] if cell.changed else [])]
+                tip = td.get_attribute("title")
+                assert cell.observed in tip and cell.platform in tip and cell.detail.split()[0] in tip
+        dates = sorted({c.observed for cs in es.checks for c in cs.cells.values()})
+        if dates:
+            assert dates[0] in table.locator(".kb-observed").inner_text()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "site-entry.png"))
     page.locator("#trigger").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "site-entry-trigger.png"))
+    page.close()
+
+
+def test_many_versions_scroll_sideways_under_a_fixed_check_column(context, base_url):
+    from kb.site.generate import render
+
+    slug, (es, *_) = next((s, st.engines) for s, st in render().statuses.items()
+                          if st.engines and len(st.engines[0].versions) > 6)
+    page = context.new_page()
+    page.set_viewport_size({"width": 720, "height": 900})  # a tablet: too narrow for every version
+    page.goto(base_url + f"{slug}/")
+    scroll = page.locator(f'.kb-status-table[data-engine="{es.engine}"] .kb-scroll')
+    scroll.scroll_into_view_if_needed()
+    assert scroll.evaluate("el => el.scrollWidth > el.clientWidth")  # it scrolls instead of squeezing
+    names = scroll.locator("th.kb-check > code")
+    for i in range(names.count()):  # every check name on one line
+        assert names.nth(i).evaluate("el => el.getClientRects().length") == 1, names.nth(i).inner_text()
+    name = scroll.locator(f'tr[data-check="{es.checks[0].check.name}"] th.kb-check')
+    before = name.bounding_box()
+    scroll.evaluate("el => { el.scrollLeft = el.scrollWidth; }")
+    after = name.bounding_box()
+    assert (after["x"], after["width"]) == (before["x"], before["width"])  # the check column stays put
+    newest = scroll.locator(f'thead th[data-version="{es.versions[-1]}"]').bounding_box()
+    box = scroll.bounding_box()
+    assert newest["x"] + newest["width"] <= box["x"] + box["width"] + 1  # the newest version came into view
+    ARTIFACTS.mkdir(exist_ok=True)
+    scroll.screenshot(path=str(ARTIFACTS / "site-status-scrolled.png"))
     page.close()
 
 

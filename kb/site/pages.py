@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import json
 import re
-from html import escape
 
 import yaml
 
 from kb.entries import Entry
 from kb.schema import Signature
 from kb.site import svg
-from kb.site.status import Cell, CheckStatus, EngineStatus, EntryStatus, version_key
+from kb.site.markup import badge, verdict
+from kb.site.markup import h as _h
+from kb.site.status import CheckStatus, EntryStatus, version_key
+from kb.site.table import engine_table
 
 # Environment keys shown under "Reproduce it yourself", in this order; others follow.
 ENV_ORDER = ("torch", "onnx", "onnxruntime", "mnn", "ncnn", "pnnx", "python")
 PAGE_BOOST = 2  # entry pages above any other page in search
-
-
-def _h(text) -> str:
-    """Escape for HTML text and attributes, on one line."""
-    return escape(" ".join(str(text).split()))
 
 
 def _code_span(text: str) -> str:
@@ -45,74 +42,12 @@ def _front_matter(data: dict) -> str:
     return "---\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000) + "---\n"
 
 
-def badge(status: str, label: str) -> str:
-    return f'<span class="kb-badge kb-status-{status}" data-status="{status}">{_h(label)}</span>'
-
-
-def verdict(v: str) -> str:
-    label = "not yet checked" if v == "not-checked" else v
-    return f'<span class="kb-verdict kb-v-{v}">{_h(label)}</span>'
-
-
 def chips(kind: str, values: list[str], base: str) -> str:
     """Links to the home page filtered by this engine or tag."""
     return " ".join(f'<a class="kb-chip kb-chip-{kind}" href="{base}?{kind}={_h(v)}">{_h(v)}</a>' for v in values)
 
 
 # ---------------------------------------------------------------- status
-
-
-def _cell_html(cell: Cell | None, version: str) -> str:
-    if cell is None:
-        return '<td class="kb-cell kb-cell-empty">—</td>'
-    bits = [verdict(cell.verdict)]
-    if cell.signature:
-        bits.append(f"<code>{_h(cell.signature)}</code>")
-    if cell.changed:
-        was = f"accepted: {cell.accepted} on {cell.accepted_version} ({cell.accepted_date})"
-        bits.append(f'{verdict("changed")} <small>{_h(was)}</small>')
-    elif cell.source == "record" and cell.accepted is None and cell.verdict != "error":
-        bits.append("<small>not accepted yet (<code>kb accept</code>)</small>")
-    src = "newest record" if cell.source == "record" else "accepted observation"
-    bits.append(f'<small class="kb-when">{_h(cell.observed)} · {_h(cell.platform)} · {src}</small>')
-    return (f'<td class="kb-cell" data-version="{_h(version)}" data-verdict="{cell.verdict}" '
-            f'data-changed="{str(cell.changed).lower()}" title="{_h(cell.detail)}">' + "<br>".join(bits) + "</td>")
-
-
-def _check_label(cs: CheckStatus) -> str:
-    c = cs.check
-    kind = "bug" if c.kind == "bug" else f"workaround <code>{_h(c.workaround)}</code>"
-    doc = f"<br><small>{_h(c.doc)}</small>" if c.doc else ""
-    needs = f"<br><small>also runs: {_h(', '.join(c.needs))}</small>" if c.needs else ""
-    return f"<td><code>{_h(c.name)}</code>{doc}{needs}</td><td>{kind}</td>"
-
-
-def _bounds(es: EngineStatus) -> str:
-    if es.last_affected:
-        fixed = es.first_fixed or f"not fixed in any checked version (newest: {es.versions[-1]})"
-        return f"Last affected: <strong>{_h(es.last_affected)}</strong> · First fixed: <strong>{_h(fixed)}</strong>"
-    if es.fixed_since_oldest:
-        return (f"Last affected: none recorded · Fixed in every checked version; the oldest checked, "
-                f"<strong>{_h(es.fixed_since_oldest)}</strong>, is fixed (the first fixed version is not known)")
-    return "Last affected / first fixed: not known from the recorded results"
-
-
-def engine_table(es: EngineStatus) -> str:
-    head = "".join(f'<th class="kb-version">{_h(es.engine)} {_h(v)}</th>' for v in es.versions) or "<th>result</th>"
-    rows = []
-    for cs in es.checks:
-        if cs.cells:
-            cells = "".join(_cell_html(cs.cells.get(v), v) for v in es.versions)
-        else:  # e.g. its engine was never installed where the checks ran: say so, with the reason
-            why = f": {cs.not_run}" if cs.not_run else ""
-            cells = (f'<td class="kb-cell" data-verdict="not-checked" colspan="{max(1, len(es.versions))}">'
-                     f'{verdict("not-checked")}<br><small>never observed{_h(why)}</small></td>')
-        rows.append(f'<tr data-check="{_h(cs.check.name)}">{_check_label(cs)}{cells}</tr>')
-    span = 2 + max(1, len(es.versions))
-    return (f'<div class="kb-status-table" data-engine="{_h(es.engine)}">\n<table>\n'
-            f"<thead><tr><th>Check on {_h(es.engine)}</th><th>Kind</th>{head}</tr></thead>\n"
-            f"<tbody>\n" + "\n".join(rows) + "\n</tbody>\n"
-            f'<tfoot><tr><td colspan="{span}" class="kb-bounds">{_bounds(es)}</td></tr></tfoot>\n</table>\n</div>')
 
 
 def _headline(st: EntryStatus) -> str:
@@ -216,7 +151,8 @@ def entry_page(entry: Entry, st: EntryStatus) -> str:
         "## Status { #status }",
         "",
         '<p class="kb-status-note">Every verdict below comes from a recorded check run: the newest record of '
-        "each check and engine version, or else the accepted observation in <code>expected.yaml</code>.</p>",
+        "each check and engine version, or else the accepted observation in <code>expected.yaml</code>. "
+        "The history reads them the way <code>kb matrix</code> does.</p>",
         "",
         *[x for es in st.engines for x in (engine_table(es), "")],
     ]

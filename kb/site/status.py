@@ -3,6 +3,7 @@
 Two sources, both written by machines: the records (raw observations in .kb/records) and the
 accepted expectations (expected.yaml, written by `kb accept` from records). A fresh clone has no
 records, so every verdict falls back to the accepted one; nothing here reads the page's prose.
+Version history (last affected, first fixed, regressions) is kb.history's, the one `kb matrix` prints.
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from kb import expectations
+from kb import expectations, history
+from kb.envs import sort_versions
 from kb.harness import Check
+from kb.history import Timeline
 from kb.records import Record
+from kb.site import accepted
 
-# A bug check's verdicts: the bug itself shows (an affected version) ...
-AFFECTED = ("reproduces",)
-# ... or at least its code path still fails, if differently (the entry is not fixed).
+# A bug check's verdicts that keep the entry open: the bug itself shows, or its code path still
+# fails, if differently.
 NOT_FIXED = ("reproduces", "differs")
 # Records that say nothing about the engine (not installed, or a version that could not be
 # installed): they never become a cell, only the reason a check was never observed.
@@ -49,10 +52,11 @@ class Cell:
     detail: str
     source: str  # "record" (newest recorded run) or "accepted" (expected.yaml only)
     signature: str | None = None
-    accepted: str | None = None  # the accepted verdict it is compared with, if any
-    accepted_version: str | None = None
+    accepted: str | None = None  # the verdict accepted for this same version, if any
     accepted_date: str | None = None
-    changed: bool = False  # the newest record disagrees with the accepted expectation
+    accepted_shape: str | None = None  # how the accepted one failed: its signature or fingerprint
+    changed: bool = False  # the newest record disagrees with what was accepted for this version
+    fingerprint: str | None = None  # how a `differs`/`broken` check failed
 
 
 @dataclass
@@ -60,6 +64,7 @@ class CheckStatus:
     check: Check
     cells: dict[str, Cell] = field(default_factory=dict)  # engine version -> cell
     not_run: str | None = None  # why it was never observed (the newest skip reason), if so
+    timeline: Timeline | None = None  # kb.history's reading of the cells, as `kb matrix` reads records
 
     def newest(self) -> tuple[str, Cell] | None:
         if not self.cells:
@@ -73,9 +78,6 @@ class EngineStatus:
     engine: str
     versions: list[str]  # oldest first
     checks: list[CheckStatus]
-    last_affected: str | None = None
-    first_fixed: str | None = None  # only when an older version is known to be affected
-    fixed_since_oldest: str | None = None  # every checked version is fixed, this is the oldest
 
 
 @dataclass
@@ -95,35 +97,37 @@ class EntryStatus:
 
 
 def _cell(check: str, version: str, rec: Record | None, table: expectations.Table) -> Cell | None:
-    got = expectations.lookup(table, check, version) if table.get(check) else None
     exact = table.get(check, {}).get(version)
+    was = {} if exact is None else {"accepted": exact.verdict, "accepted_date": exact.observed,
+                                    "accepted_shape": exact.signature or exact.fingerprint}
     if rec is None:
         if exact is None:
             return None
-        return Cell(exact.verdict, exact.observed, exact.platform, exact.detail, "accepted",
-                    exact.signature, exact.verdict, version, exact.observed)
-    # The same comparison `kb check` makes, so the site and the CLI never disagree on "changed".
-    changed = expectations.assess(rec, table).status == "changed"
-    return Cell(rec.verdict, rec.started.date().isoformat(), rec.platform, rec.detail, "record",
-                rec.signature, got.exp.verdict if got else None, got.version if got else None,
-                got.exp.observed if got else None, changed)
+        return Cell(exact.verdict, exact.observed, exact.platform, exact.detail, "accepted", exact.signature,
+                    fingerprint=exact.fingerprint, **was)
+    # "changed" only against what was accepted for this very version: a version nobody accepted
+    # yet is new, not a change. The comparison itself is `kb check`'s, so the two never disagree.
+    changed = exact is not None and expectations.assess(rec, table).status == "changed"
+    return Cell(rec.verdict, rec.started.date().isoformat(), rec.platform, rec.detail, "record", rec.signature,
+                fingerprint=rec.fingerprint, changed=changed, **was)
 
 
-def _bounds(es: EngineStatus) -> None:
-    """Last affected and first fixed version of the engine, from its bug checks' cells."""
-    affected, fixed = [], []
-    for v in es.versions:
-        bug = [c.cells[v].verdict for c in es.checks if c.check.kind == "bug" and v in c.cells]
-        if any(x in AFFECTED for x in bug):
-            affected.append(v)
-        elif bug and all(x == "fixed" for x in bug):
-            fixed.append(v)
-    if affected:
-        es.last_affected = affected[-1]
-        later = [v for v in fixed if version_key(v) > version_key(es.last_affected)]
-        es.first_fixed = later[0] if later else None
-    elif fixed:
-        es.fixed_since_oldest = fixed[0]
+def _history(entry: str, statuses: list[CheckStatus], newest: dict[tuple[str, str], Record],
+             unmeasured: dict[tuple[str, str], Record], table: expectations.Table) -> None:
+    """Each check's timeline from kb.history, over exactly the observations its cells show."""
+    by_engine: dict[str, list[Record]] = {}
+    for cs in statuses:
+        name = cs.check.name
+        shown = [newest[(name, v)] if cell.source == "record"
+                 else accepted.as_record(entry, cs.check, v, table[name][v]) for v, cell in cs.cells.items()]
+        # Versions asked for but not measured (e.g. not installable): they make a fix range inferred.
+        gaps = [r for (n, v), r in unmeasured.items() if n == name and v not in cs.cells]
+        by_engine.setdefault(cs.check.engine, []).extend(shown + gaps)
+    for engine, observations in by_engine.items():
+        found = {t.check: t for t in history.timelines(observations, engine)}
+        for cs in statuses:
+            if cs.check.engine == engine:
+                cs.timeline = found.get(cs.check.name)
 
 
 def derive(engines: list[str], checks: list[Check], table: expectations.Table,
@@ -131,9 +135,11 @@ def derive(engines: list[str], checks: list[Check], table: expectations.Table,
     """The status of one entry. `records` are that entry's records, oldest first."""
     newest: dict[tuple[str, str], Record] = {}
     skipped: dict[str, Record] = {}
+    unmeasured: dict[tuple[str, str], Record] = {}
     for r in records:  # oldest first, so the last one written wins
         if r.verdict in NO_OBSERVATION:
             skipped[r.check] = r
+            unmeasured[(r.check, r.engine_version)] = r
         else:
             newest[(r.check, r.engine_version)] = r
 
@@ -148,6 +154,8 @@ def derive(engines: list[str], checks: list[Check], table: expectations.Table,
         if not cs.cells and c.name in skipped:
             cs.not_run = skipped[c.name].detail
         statuses.append(cs)
+    # The records given are this entry's; with none, every observation is an accepted one.
+    _history(next((r.entry for r in records), ""), statuses, newest, unmeasured, table)
 
     order = list(engines) + sorted({c.engine for c in checks} - set(engines))
     per_engine = []
@@ -155,9 +163,7 @@ def derive(engines: list[str], checks: list[Check], table: expectations.Table,
         mine = [cs for cs in statuses if cs.check.engine == e]
         if not mine:
             continue  # e.g. onnxruntime only produces the model that MNN is checked on
-        es = EngineStatus(e, sorted({v for cs in mine for v in cs.cells}, key=version_key), mine)
-        _bounds(es)
-        per_engine.append(es)
+        per_engine.append(EngineStatus(e, sort_versions(v for cs in mine for v in cs.cells), mine))
 
     changed = [(cs.check.name, v) for cs in statuses for v, cell in cs.cells.items() if cell.changed]
     latest_bug = [n[1].verdict for cs in statuses if cs.check.kind == "bug" and (n := cs.newest())]
