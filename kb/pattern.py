@@ -5,9 +5,10 @@ The same definition serves the reproducers' precondition checks and `kb scan` on
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -92,13 +93,13 @@ class Pattern(Strict):
             raise ValueError(f"pattern {self.name!r}: nodes are not connected by edges")
         return self
 
-    def _order(self) -> list[str]:
-        """Pattern nodes in breadth-first order, so each one after the first touches a placed one."""
+    def _order(self, start: str | None = None) -> list[str]:
+        """Pattern nodes in breadth-first order from `start`, so each one after the first touches a placed one."""
         adj: dict[str, set[str]] = defaultdict(set)
         for a, b in self.edges:
             adj[a].add(b)
             adj[b].add(a)
-        first = next(iter(self.nodes))
+        first = start or next(iter(self.nodes))
         seen, queue = [first], deque([first])
         while queue:
             for n in sorted(adj[queue.popleft()]):
@@ -115,27 +116,56 @@ class Match:
     graph: str  # the (sub)graph's name
 
 
-class GraphIndex:
-    """Producer and consumer maps of one ONNX graph, built in one pass."""
+class Scope:
+    """Names visible in a graph: its own, then its enclosing graphs' (If/Loop bodies read outer
+    initializers and model inputs by name), looked up without copying the outer sets."""
 
-    def __init__(self, graph: onnx.GraphProto):
+    __slots__ = ("own", "outer")
+
+    def __init__(self, own: set[str], outer: Scope | None = None):
+        self.own, self.outer = own, outer
+
+    def __contains__(self, name: str) -> bool:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.own:
+                return True
+            scope = scope.outer
+        return False
+
+
+class GraphIndex:
+    """Producer and consumer maps of one ONNX graph, built in one pass; also finds its subgraphs."""
+
+    def __init__(self, graph: onnx.GraphProto, outer: GraphIndex | None = None):
+        import onnx
+
         self.graph = graph
         self.nodes = list(graph.node)
         self.names = [n.name or f"{n.op_type}#{i}" for i, n in enumerate(self.nodes)]
-        self.inputs = {i.name for i in graph.input}
-        self.consts = {t.name for t in graph.initializer}
+        own_consts = {t.name for t in graph.initializer} | {t.values.name for t in graph.sparse_initializer}
+        # An input that has an initializer is a default value (exporters with keep_initializers_as_inputs
+        # list every weight as an input): it is a constant, not something the user feeds.
+        self.inputs = Scope({i.name for i in graph.input} - own_consts, outer.inputs if outer else None)
+        self.consts = Scope(own_consts, outer.consts if outer else None)
         self.producer: dict[str, int] = {}
         self.consumers: dict[str, list[int]] = defaultdict(list)
         self.by_op: dict[str, list[int]] = defaultdict(list)
+        self.subgraphs: list[onnx.GraphProto] = []
         for i, n in enumerate(self.nodes):
             self.by_op[n.op_type].append(i)
             if n.op_type == "Constant":
-                self.consts.update(n.output)
+                own_consts.update(n.output)
             for t in n.output:
                 self.producer[t] = i
             for t in set(n.input):
                 if t:
                     self.consumers[t].append(i)
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    self.subgraphs.append(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    self.subgraphs.extend(a.graphs)
         self._attrs: dict[int, dict[str, Any]] = {}
 
     def attrs(self, i: int) -> dict[str, Any]:
@@ -176,7 +206,15 @@ class GraphIndex:
         outs = set(self.nodes[a].output)
         return any(t in outs for t in self.nodes[b].input)
 
+    def seeds(self, spec: NodeSpec) -> list[int] | range:
+        """The nodes whose op type `spec` allows: where a match can start."""
+        ops = spec.ops()
+        if ops is None:
+            return range(len(self.nodes))
+        return [i for op in sorted(ops) for i in self.by_op.get(op, ())]
 
+
+@functools.lru_cache(maxsize=None)  # one schema lookup per op type, not per node
 def _is_custom(op_type: str, domain: str) -> bool:
     import onnx.defs
 
@@ -186,12 +224,10 @@ def _is_custom(op_type: str, domain: str) -> bool:
 
 
 def match_graph(pattern: Pattern, index: GraphIndex) -> list[Match]:
-    order = pattern._order()
-    first = pattern.nodes[order[0]]
-    ops = first.ops()
-    seeds = (
-        [i for op in ops for i in index.by_op.get(op, ())] if ops is not None else range(len(index.nodes))
-    )
+    # Start from the pattern node with the fewest candidates in this graph: a rare op, not a wildcard.
+    seeds = {name: index.seeds(spec) for name, spec in pattern.nodes.items()}
+    start = min(pattern.nodes, key=lambda name: len(seeds[name]))
+    order = pattern._order(start)
     found: dict[frozenset[int], Match] = {}
 
     def extend(k: int, placed: dict[str, int]) -> None:
@@ -200,7 +236,7 @@ def match_graph(pattern: Pattern, index: GraphIndex) -> list[Match]:
             if key not in found:
                 found[key] = Match(
                     pattern.name,
-                    {p: index.names[i] for p, i in placed.items()},
+                    {p: index.names[placed[p]] for p in pattern.nodes},
                     index.graph.name,
                 )
             return
@@ -216,43 +252,35 @@ def match_graph(pattern: Pattern, index: GraphIndex) -> list[Match]:
                 extend(k + 1, placed)
             del placed[name]
 
-    for seed in seeds:
-        if index.fits(seed, first):
-            extend(1, {order[0]: seed})
+    for seed in seeds[start]:
+        if index.fits(seed, pattern.nodes[start]):
+            extend(1, {start: seed})
     return list(found.values())
 
 
-def _candidates(pattern: Pattern, index: GraphIndex, name: str, placed: dict[str, int]) -> set[int]:
-    """Graph nodes adjacent to an already placed neighbour of `name`."""
+def _candidates(pattern: Pattern, index: GraphIndex, name: str, placed: dict[str, int]) -> list[int]:
+    """Graph nodes adjacent to an already placed neighbour of `name`, in graph order."""
     for a, b in pattern.edges:
         if a == name and b in placed:
-            return {index.producer[t] for t in index.nodes[placed[b]].input if t in index.producer}
+            return sorted({index.producer[t] for t in index.nodes[placed[b]].input if t in index.producer})
         if b == name and a in placed:
-            return {c for t in index.nodes[placed[a]].output for c in index.consumers.get(t, ())}
-    return set()
+            return sorted({c for t in index.nodes[placed[a]].output for c in index.consumers.get(t, ())})
+    return []
 
 
-def subgraphs(graph: onnx.GraphProto):
-    """The graph and every graph nested in its nodes' attributes (Loop, If, Scan bodies)."""
-    import onnx
-
-    stack = [graph]
+def indexes(model: onnx.ModelProto) -> Iterator[GraphIndex]:
+    """An index of the main graph and of every graph nested in its nodes (Loop, If, Scan bodies)."""
+    stack = [GraphIndex(model.graph)]
     while stack:
-        g = stack.pop()
-        yield g
-        for node in g.node:
-            for a in node.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    stack.append(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    stack.extend(a.graphs)
+        index = stack.pop()
+        yield index
+        stack.extend(GraphIndex(g, index) for g in reversed(index.subgraphs))
 
 
 def find(patterns: list[Pattern], model: onnx.ModelProto) -> list[Match]:
     """Every match of any pattern anywhere in the model."""
     matches: list[Match] = []
-    for g in subgraphs(model.graph):
-        index = GraphIndex(g)
+    for index in indexes(model):
         for p in patterns:
             matches.extend(match_graph(p, index))
     return matches

@@ -1,0 +1,23 @@
+"""Addresses on the knowledge base's site: entry pages and the search."""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import quote
+
+DEFAULT_SITE_URL = "http://127.0.0.1:8000/"  # where `kb site serve` listens
+SITE_URL_ENV = "KB_SITE_URL"  # set it to the published site
+
+
+def site_url() -> str:
+    base = os.environ.get(SITE_URL_ENV) or DEFAULT_SITE_URL
+    return base if base.endswith("/") else base + "/"
+
+
+def page_url(slug: str) -> str:
+    return f"{site_url()}{slug}/"  # mkdocs.yml: use_directory_urls, so each entry lives at /<slug>/
+
+
+def search_url(query: str) -> str:
+    # mkdocs-material opens its search box, filled in, when a page is loaded with ?q=
+    return f"{site_url()}?q={quote(query, safe='')}"

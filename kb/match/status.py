@@ -1,0 +1,118 @@
+"""An entry's status on the engine versions a user asks about (`--engine mnn==3.6.1`), or on the
+newest versions observed. Derived exactly as the site derives it (kb.site.status), from the records
+and the accepted expected.yaml, so `kb scan` and the entry page never disagree."""
+
+from __future__ import annotations
+
+import re
+import typing
+from dataclasses import dataclass, field
+
+from kb.entries import Entry
+from kb.errors import KBError
+from kb.match import codes
+from kb.records import Record
+from kb.schema import Engine
+
+ENGINES = typing.get_args(Engine)
+
+
+@dataclass(frozen=True)
+class Wanted:
+    engine: str
+    version: str | None  # None: the newest version observed
+
+
+def parse_engines(values: list[str]) -> list[Wanted]:
+    """`mnn==3.6.1`, `mnn=3.6.1` or just `mnn`."""
+    out = []
+    for value in values:
+        m = re.fullmatch(r"\s*([A-Za-z0-9_]+)\s*(?:={1,2}\s*([^\s=]+))?\s*", value)
+        if not m:
+            raise KBError("--engine", f"{value!r} is not ENGINE or ENGINE==VERSION (e.g. mnn==3.6.1)", codes.BAD_ENGINE)
+        if m[1].lower() not in ENGINES:
+            raise KBError("--engine", f"unknown engine {m[1]!r}; known: {', '.join(ENGINES)}", codes.BAD_ENGINE)
+        out.append(Wanted(m[1].lower(), m[2]))
+    return out
+
+
+@dataclass
+class Status:
+    engine: str
+    version: str | None
+    state: str  # reproduces, fixed, differs, workaround-works, workaround-broken, not-checked, not-concerned
+    detail: str
+    checks: dict[str, str] = field(default_factory=dict)  # check -> its verdict on this version
+
+    def text(self) -> str:
+        where = f"{self.engine} {self.version}" if self.version else self.engine
+        return f"{where}: {self.state} ({self.detail})"
+
+
+class Statuses:
+    """Reads the records once, then derives each entry's status on demand."""
+
+    def __init__(self, records: list[Record] | None = None):
+        if records is None:
+            from kb.records import RecordStore
+
+            records, _ = RecordStore().read()  # unreadable lines are `kb accept`'s to report
+        self.records: dict[str, list[Record]] = {}
+        for r in records:
+            self.records.setdefault(r.entry, []).append(r)
+
+    def of(self, entry: Entry, wanted: list[Wanted]) -> list[Status]:
+        from kb import expectations
+        from kb.harness import load_checks
+        from kb.site.status import derive
+
+        checks = list(load_checks(entry).items.values())
+        st = derive(entry.meta.engines, checks, expectations.load(entry.expected), self.records.get(entry.slug, []))
+        engines = {es.engine: es for es in st.engines}
+        if not wanted:
+            wanted = [Wanted(es.engine, None) for es in st.engines]
+        return [_status(entry, engines.get(w.engine), w) for w in wanted]
+
+
+def _status(entry: Entry, es, w: Wanted) -> Status:
+    from kb.envs import sort_versions
+
+    if es is None:
+        if w.engine in entry.meta.engines:
+            return Status(w.engine, w.version, "not-checked", "no check of this entry runs it")
+        return Status(w.engine, w.version, "not-concerned", f"this problem concerns {', '.join(entry.meta.engines)}")
+    if not es.versions:
+        why = next((cs.not_run for cs in es.checks if cs.not_run), "never run")
+        return Status(w.engine, w.version, "not-checked", why)
+    version = w.version or es.versions[-1]
+    if version in es.versions:
+        return _at(es, version)
+    order = sort_versions([*es.versions, version])
+    i = order.index(version)
+    near = [_at(es, v) for v in order[max(0, i - 1):i] + order[i + 1:i + 2]]
+    return Status(w.engine, version, "not-checked",
+                  "not checked on this version; nearest checked: " + ", ".join(f"{s.version} {s.state}" for s in near))
+
+
+def _at(es, version: str) -> Status:
+    """The verdicts of the engine's checks on one version, summed up."""
+    bug = {cs.check.name: cs.cells[version].verdict for cs in es.checks
+           if cs.check.kind == "bug" and version in cs.cells}
+    fix = {cs.check.name: cs.cells[version].verdict for cs in es.checks
+           if cs.check.kind == "workaround" and version in cs.cells}
+    works = [n for n, v in fix.items() if v == "works"]
+    fixes = f"workaround checks: {len(works)} of {len(fix)} work" if fix else ""
+    if bug:
+        hits = [n for n, v in bug.items() if v == "reproduces"]
+        odd = [n for n, v in bug.items() if v not in ("reproduces", "fixed")]
+        if hits:
+            state, detail = "reproduces", f"in {len(hits)} of {len(bug)} checks: {', '.join(hits)}"
+        elif odd:
+            state, detail = "differs", f"fails otherwise than reported in {', '.join(odd)}"
+        else:
+            state, detail = "fixed", f"all {len(bug)} checks pass"
+        detail = "; ".join(filter(None, (detail, fixes)))
+    else:
+        state = "workaround-works" if len(works) == len(fix) else "workaround-broken"
+        detail = fixes
+    return Status(es.engine, version, state, detail, {**bug, **fix})
