@@ -203,6 +203,36 @@ def accept(
         err.print(f"{e.slug}: {n} observations accepted into {os.path.relpath(e.expected)}")
 
 
+@app.command()
+def scan(
+    model: Annotated[str, typer.Argument(help="an ONNX model, or a torch.export program (.pt2)")],
+    engine: Annotated[Optional[list[str]], typer.Option(
+        "--engine", help="ENGINE==VERSION to give the status on, e.g. mnn==3.6.1 (repeatable); default: newest")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array, one object per match")] = False,
+) -> None:
+    """Find known problems in a model by their trigger patterns.
+
+    Exit code: 0 none found, 1 found, 3 and up bad input (kb/match/codes.py).
+    """
+    from kb.match.scan import scan_command
+
+    raise typer.Exit(scan_command(model, engine or [], as_json))
+
+
+@app.command()
+def explain(
+    log: Annotated[Optional[str], typer.Argument(help="a log file; without it (or '-'), stdin")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array, one object per entry, best first")] = False,
+) -> None:
+    """Find known problems in a log (converter output, traceback, pytest failure) by their signatures.
+
+    Exit code: 0 none found, 1 found, 3 and up bad input (kb/match/codes.py).
+    """
+    from kb.match.explain import explain_command
+
+    raise typer.Exit(explain_command(log, as_json))
+
+
 site_app = typer.Typer(no_args_is_help=True, help="The documentation site.")
 app.add_typer(site_app, name="site")
 
