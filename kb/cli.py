@@ -271,9 +271,7 @@ def main() -> None:
     except Exception as e:  # noqa: BLE001 -- one line, never a traceback; KB_DEBUG=1 shows it
         if os.environ.get("KB_DEBUG"):
             raise
-        import click
-
-        if isinstance(e, click.ClickException):
+        if hasattr(e, "show") and hasattr(e, "exit_code"):  # click's usage errors (typer may vendor click)
             e.show()
             sys.exit(e.exit_code)
         print(f"kb: internal error: {type(e).__name__}: {e} (KB_DEBUG=1 shows the traceback)", file=sys.stderr)
