@@ -34,10 +34,10 @@ class DeconvScale(DeconvBN):
         return self.deconv(x) * self.scale + self.shift
 
 
-def case(name: str, model: nn.Module, cin: int, trigger: bool = True) -> Case:
+def case(name: str, model: nn.Module, cin: int, trigger: bool = True, dynamo: bool = False) -> Case:
     x = torch.randn(1, cin, 7, 9)
-    # dynamo=True would fold BN into the ConvTranspose and hide the pattern.
-    return Case(name, model, (x,), ["x"], ["y"], opset=13, dynamo=False, trigger=trigger)
+    # dynamo=True folds BN into the ConvTranspose and hides the pattern: only the workaround uses it.
+    return Case(name, model, (x,), ["x"], ["y"], opset=18 if dynamo else 13, dynamo=dynamo, trigger=trigger)
 
 
 def cases():
@@ -47,3 +47,4 @@ def cases():
     yield case("grouped-scale", DeconvScale(8, 16, groups=4), 8)
     yield case("depthwise-bn", DeconvBN(16, 16, groups=16), 16)
     yield case("ungrouped-bn", DeconvBN(8, 16, groups=1), 8, trigger=False)  # control
+    yield case("grouped-bn-folded", DeconvBN(8, 16, groups=4), 8, trigger=False, dynamo=True)  # workaround
