@@ -1,4 +1,4 @@
-"""The `kb` command."""
+"""kb: a living knowledge base of PyTorch -> ONNX -> MNN / ncnn conversion bugs."""
 
 from __future__ import annotations
 
