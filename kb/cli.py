@@ -125,6 +125,7 @@ def matrix(
     from kb import envs
     from kb import matrix as matrix_mod
     from kb.history import timelines
+    from kb.versions import sort_versions, version_key
 
     if engine not in envs.ENGINES:
         raise KBError("kb matrix", f"--engine {engine!r}: expected one of mnn, ncnn, pnnx, onnxruntime")
@@ -132,12 +133,12 @@ def matrix(
     if not chosen:
         raise KBError(entries_mod.repo_root() / "repros", f"no entry has checks that run {engine}")
     if version:
-        asked = envs.sort_versions(version)
+        asked = sort_versions(version)
     else:
         asked, problem = envs.installable(engine)
         if problem:
             err.print(f"warning: {problem}", markup=False)
-    key = envs._key
+    key = version_key
     asked = [v for v in asked if (not since or key(v) >= key(since)) and (not until or key(v) <= key(until))]
     if not asked:
         raise KBError("kb matrix", f"no {engine} version to measure")

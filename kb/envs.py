@@ -14,9 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
-
-from kb.versions import DISTRIBUTIONS
+from kb.versions import DISTRIBUTIONS, sort_versions
 
 ENGINES = ("mnn", "ncnn", "pnnx", "onnxruntime")  # what `kb matrix` can vary
 
@@ -39,17 +37,6 @@ def root() -> Path:
 
 def dist(engine: str) -> str:
     return DISTRIBUTIONS[engine]
-
-
-def _key(v: str):
-    try:
-        return (0, Version(v))
-    except InvalidVersion:
-        return (1, v)
-
-
-def sort_versions(versions) -> list[str]:
-    return sorted(set(versions), key=_key)
 
 
 def cached(engine: str) -> list[str]:

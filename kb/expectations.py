@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kb.errors import KBError
 from kb.records import Record
+from kb.versions import version_key
 
 HEADER = ("# Accepted observations: check -> engine version -> verdict.\n"
           "# Written by `kb accept` from recorded runs; a test run never changes this file.\n")
@@ -32,13 +32,6 @@ class Expectation(BaseModel):
 
 
 Table = dict[str, dict[str, Expectation]]
-
-
-def _key(v: str):
-    try:
-        return (0, Version(v))
-    except InvalidVersion:
-        return (1, v)
 
 
 def load(path: Path) -> Table:
@@ -65,8 +58,8 @@ def lookup(table: Table, check: str, version: str) -> Expected | None:
         return None
     if version in per:
         return Expected(version, per[version])
-    known = sorted(per, key=_key)
-    older = [v for v in known if _key(v) < _key(version)]
+    known = sorted(per, key=version_key)
+    older = [v for v in known if version_key(v) < version_key(version)]
     v = older[-1] if older else known[0]
     return Expected(v, per[v])
 
@@ -83,7 +76,7 @@ def accept(path: Path, records: list[Record]) -> int:
             observed=r.started.date().isoformat(),
             platform=r.platform, record=r.id)
         n += 1
-    data = {c: {v: e.model_dump(exclude_none=True) for v, e in sorted(per.items(), key=lambda kv: _key(kv[0]))}
+    data = {c: {v: e.model_dump(exclude_none=True) for v, e in sorted(per.items(), key=lambda kv: version_key(kv[0]))}
             for c, per in sorted(table.items())}
     tmp = path.with_suffix(f".tmp-{os.getpid()}")
     tmp.write_text(HEADER + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

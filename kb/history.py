@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kb.envs import sort_versions
+from kb.versions import sort_versions
 from kb.records import Record
 
 BAD = {"reproduces", "differs", "broken"}
@@ -37,25 +37,54 @@ class Timeline:
     regressions: list[str] = field(default_factory=list)  # bad again after good
     shape_changes: list[str] = field(default_factory=list)  # bad both times, but differently
 
-    def summary(self) -> str:
-        fixed, bad, again = (("works from", "still broken", "broke again in") if self.kind == "workaround"
-                             else ("fixed in", "still affected", "regressed in"))
-        words = []
+    def gap(self) -> list[str]:
+        """The versions between last affected and first fixed that were asked for but not measured."""
+        if not (self.inferred and self.last_affected and self.first_fixed):
+            return []
+        asked = sort_versions([p.version for p in self.points] + self.unmeasured)
+        lo, hi = asked.index(self.last_affected), asked.index(self.first_fixed)
+        return [v for v in asked[lo + 1:hi] if v in self.unmeasured]
+
+    def phrases(self) -> list[str]:
+        """What the measured versions say, most important first: the one wording of kb matrix and the site."""
+        if not self.points:  # only errors, skips, or versions that could not be installed
+            return ["no version measured"]
+        w = WORDS.get(self.kind, WORDS["bug"])
+        out = []
         if self.first_fixed:
-            span = f"{self.last_affected} .. {self.first_fixed}" if self.last_affected else self.first_fixed
-            words.append(f"{fixed} {self.first_fixed}" + (f" (somewhere in {span}: versions between were "
-                                                          "not measured)" if self.inferred else ""))
-        elif self.points and self.points[-1].verdict in BAD:
-            words.append(f"{bad} in {self.points[-1].version}")
+            words = f"last {w['bad']} {self.last_affected}, {w['first good']} {self.first_fixed}"
+            if self.inferred:  # the change happened somewhere in a range with unmeasured versions
+                missing = self.gap()
+                words += f" (inferred: {_list(missing)} {'was' if len(missing) == 1 else 'were'} not measured)"
+            out.append(words)
+        elif len(self.points) == 1:  # one version is no history yet, only what it showed
+            p = self.points[0]
+            out.append(f"{w['bad'] if self.last_affected else w['good']} in {p.version}, the only version measured")
+        elif self.last_affected:  # no good version after it: it is the newest measured
+            out.append(f"still {w['bad']} in {self.last_affected} (newest measured)")
+        else:
+            out.append(f"{w['all good']} ({self.points[0].version} to {self.points[-1].version})")
         if self.regressions:
-            words.append(f"{again} " + ", ".join(self.regressions))
+            out.append(f"{w['again']} " + _list(self.regressions))
         if self.shape_changes:
-            words.append("fails differently from " + ", ".join(self.shape_changes))
-        if words:
-            return "; ".join(words)
-        if not self.points:
-            return "not measured (skipped or unavailable)"
-        return "works in every measured version" if self.kind == "workaround" else "not affected in any measured version"
+            out.append("fails differently from " + _list(self.shape_changes))
+        return out
+
+    def summary(self) -> str:
+        text = "; ".join(self.phrases())
+        return text[0].upper() + text[1:]
+
+
+# How each kind of check names a bad version, a good one, the first good one after the last bad
+# one, bad after good, and a history with no bad version at all.
+WORDS = {"bug": {"bad": "affected", "good": "not affected", "first good": "first fixed", "again": "regressed in",
+                 "all good": "not affected in any measured version"},
+         "workaround": {"bad": "broken", "good": "works", "first good": "works from", "again": "stopped working in",
+                        "all good": "works in every measured version"}}
+
+
+def _list(versions: list[str]) -> str:
+    return versions[0] if len(versions) == 1 else ", ".join(versions[:-1]) + " and " + versions[-1]
 
 
 def version_of(record: Record, engine: str) -> str:

@@ -82,4 +82,4 @@ def run(engine: str, version_list: list[str], entries: list[Entry], workers: int
             results[v] = records
             if progress:
                 progress.advance(task)
-    return [r for v in envs.sort_versions(results) for r in results[v]]
+    return [r for v in versions.sort_versions(results) for r in results[v]]

@@ -7,6 +7,8 @@ import platform
 import sys
 from functools import cache
 
+from packaging.version import InvalidVersion, Version
+
 # Engine name -> the distribution that carries it.
 DISTRIBUTIONS = {
     "mnn": "MNN",
@@ -30,6 +32,18 @@ def environment() -> dict[str, str]:
     found = {name: of(name) for name in DISTRIBUTIONS}
     found["python"] = platform.python_version()
     return {k: v for k, v in found.items() if v}
+
+
+def version_key(v: str):
+    """Release order when the version parses; text order, after every real version, otherwise."""
+    try:
+        return (0, Version(v), "")
+    except InvalidVersion:
+        return (1, Version("0"), v)
+
+
+def sort_versions(versions) -> list[str]:
+    return sorted(set(versions), key=version_key)
 
 
 def platform_tag() -> str:

@@ -75,7 +75,7 @@ class Statuses:
 
 
 def _status(entry: Entry, es, w: Wanted) -> Status:
-    from kb.envs import sort_versions
+    from kb.versions import sort_versions
 
     if es is None:
         if w.engine in entry.meta.engines:

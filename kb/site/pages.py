@@ -17,8 +17,9 @@ from kb.schema import Signature
 from kb.site import svg
 from kb.site.markup import badge, verdict
 from kb.site.markup import h as _h
-from kb.site.status import CheckStatus, EntryStatus, version_key
+from kb.site.status import CheckStatus, EntryStatus
 from kb.site.table import engine_table
+from kb.versions import version_key
 
 # Environment keys shown under "Reproduce it yourself", in this order; others follow.
 ENV_ORDER = ("torch", "onnx", "onnxruntime", "mnn", "ncnn", "pnnx", "python")

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from packaging.version import InvalidVersion, Version
-
 from kb import expectations, history
-from kb.envs import sort_versions
+from kb.versions import sort_versions, version_key
 from kb.harness import Check
 from kb.history import Timeline
 from kb.records import Record
@@ -32,14 +30,6 @@ STATUS_LABEL = {
     "changed": "changed",
     "not-checked": "not yet checked",
 }
-
-
-def version_key(v: str):
-    """Release order when the version parses, text order after all real versions otherwise."""
-    try:
-        return (0, Version(v), "")
-    except InvalidVersion:
-        return (1, Version("0"), v)
 
 
 @dataclass(frozen=True)
