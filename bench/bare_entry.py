@@ -1,14 +1,20 @@
 """The bare baseline for one entry: one process that imports torch and the engines once, exports the
 cases and runs every check's engine steps in sequence, forking (not spawning) for each step so a
-crashing engine does not end the run. Prints the wall time in seconds."""
+crashing engine does not end the run. Prints the wall time in seconds.
 
+A fork shares whatever state the parent's engines hold, which is why kb itself never does this;
+corpus_speed.py runs it with OMP_NUM_THREADS=1 so no OpenMP pool exists to deadlock a fork.
+"""
+
+import json
 import os
+import signal
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 start = time.monotonic()
-os.environ["KB_EXECUTOR"] = "fork"
 os.environ["KB_CACHE"] = tempfile.mkdtemp(prefix="kb-bare-")
 
 import torch  # noqa: E402,F401 -- the imports a standalone script pays once
@@ -16,20 +22,56 @@ import MNN  # noqa: E402,F401
 import ncnn  # noqa: E402,F401
 import onnxruntime  # noqa: E402,F401
 
-from kb import artifacts, export  # noqa: E402
-from kb.child import StepResult  # noqa: E402
+from kb import child  # noqa: E402
 from kb.entries import find  # noqa: E402
 from kb.harness import load_checks, run_check  # noqa: E402
 
 
-def export_in_process(name, target, timeout, repro, out, shown):
-    """Export in this process: the torch work without a child."""
-    export.export_entry(repro, out)
-    return StepResult(name, shown, 0, None, False, 0.0, "")
+def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=None, **kwargs):
+    """kb.child.run_function's contract, in a fork of this process instead of a new interpreter."""
+    import importlib
+
+    module, func = target.split(":")
+    fn = getattr(importlib.import_module(module), func)
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile() as log, tempfile.NamedTemporaryFile(suffix=".json") as res:
+        sys.stdout.flush(), sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the step: fds 1 and 2 go to the log, as a spawned step's do
+            code = 1
+            try:
+                os.dup2(log.fileno(), 1), os.dup2(log.fileno(), 2)
+                child.unbuffer_c_stdio()
+                Path(res.name).write_text(json.dumps(fn(**kwargs)))
+                code = 0
+            except SystemExit as e:
+                if isinstance(e.code, str):
+                    print(e.code, file=sys.stderr)
+                code = e.code if isinstance(e.code, int) else 1
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush(), sys.stderr.flush()
+                os._exit(code)
+        timed_out = False
+        while not (done := os.waitpid(pid, os.WNOHANG))[0]:
+            if time.monotonic() - t0 > timeout:
+                os.kill(pid, signal.SIGKILL)
+                done, timed_out = os.waitpid(pid, 0), True
+                break
+            time.sleep(0.002)
+        rc = os.waitstatus_to_exitcode(done[1])
+        log.seek(0)
+        text = Path(res.name).read_text()
+        return child.StepResult(name, shown or target, rc, signal.Signals(-rc).name if rc < 0 and not timed_out
+                                else None, timed_out, time.monotonic() - t0, log.read().decode(errors="replace"),
+                                json.loads(text) if text else None)
 
 
-artifacts.run_function = export_in_process
+child.run_function = run_forked
 entry = find(sys.argv[1])
 for check in load_checks(entry).items.values():
-    run_check(entry, check)
+    print(check.name, run_check(entry, check).verdict, file=sys.stderr)  # the same verdicts, as a sanity check
 print(f"{time.monotonic() - start:.3f}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kb import versions
-from kb.child import run_function
+from kb import child
 from kb.compare import Outputs
 from kb.entries import Entry
 from kb.errors import KBError
@@ -100,7 +100,7 @@ def _prepare(entry: Entry, final: Path, timeout: float, retry: bool = True) -> A
         tmp = final.with_name(f"{final.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        step = run_function("torch export", "kb.export:export_entry", timeout=timeout,
+        step = child.run_function("torch export", "kb.export:export_entry", timeout=timeout,
                             repro=str(entry.repro), out=str(tmp), shown=f"python {entry.repro} (export)")
         if not step.ok:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -96,13 +96,7 @@ def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
 
 def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
                  shown: str | None = None, **kwargs: Any) -> StepResult:
-    """Call `module:function(**kwargs)` in a fresh Python; its JSON return value comes back.
-
-    KB_EXECUTOR=fork forks the current process instead (no new interpreter, no imports): only for
-    the benchmark's bare baseline, since a fork shares whatever state the parent's engines hold.
-    """
-    if os.environ.get("KB_EXECUTOR") == "fork":
-        return _run_forked(name, target, timeout, shown or target, kwargs)
+    """Call `module:function(**kwargs)` in a fresh Python; its JSON return value comes back."""
     with tempfile.TemporaryDirectory(prefix="kb-step-") as tmp:
         out = Path(tmp) / "result.json"
         payload = json.dumps({"target": target, "kwargs": kwargs, "result": str(out)})
@@ -113,53 +107,7 @@ def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cw
     return step
 
 
-def _run_forked(name: str, target: str, timeout: float, shown: str, kwargs: dict) -> StepResult:
-    import importlib
-
-    module, func = target.split(":")
-    fn = getattr(importlib.import_module(module), func)
-    start = time.monotonic()
-    with tempfile.TemporaryFile() as log, tempfile.NamedTemporaryFile(suffix=".json") as res:
-        sys.stdout.flush(), sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # child: its fds 1 and 2 go to the log, like a spawned step's
-            code = 1
-            try:
-                os.dup2(log.fileno(), 1), os.dup2(log.fileno(), 2)
-                _unbuffer_c_stdio()
-                Path(res.name).write_text(json.dumps(fn(**kwargs)))
-                code = 0
-            except SystemExit as e:
-                print(e.code, file=sys.stderr) if isinstance(e.code, str) else None
-                code = e.code if isinstance(e.code, int) else 1
-            except BaseException:
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush(), sys.stderr.flush()
-                os._exit(code)
-        timed_out = False
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() - start > timeout:
-                os.kill(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
-                timed_out = True
-                break
-            time.sleep(0.002)
-        rc = os.waitstatus_to_exitcode(status)
-        log.seek(0)
-        text = Path(res.name).read_text()
-        return StepResult(name=name, command=shown, returncode=rc,
-                          signal=signal.Signals(-rc).name if rc < 0 and not timed_out else None,
-                          timed_out=timed_out, duration=time.monotonic() - start,
-                          output=log.read().decode(errors="replace"), result=json.loads(text) if text else None)
-
-
-def _unbuffer_c_stdio() -> None:
+def unbuffer_c_stdio() -> None:
     """C++ engines print with printf; unbuffered, their last lines survive a crash."""
     import ctypes
 
@@ -174,7 +122,7 @@ def _unbuffer_c_stdio() -> None:
 def _main() -> None:
     import importlib
 
-    _unbuffer_c_stdio()
+    unbuffer_c_stdio()
     payload = json.loads(sys.argv[1])
     module, func = payload["target"].split(":")
     result = getattr(importlib.import_module(module), func)(**payload["kwargs"])

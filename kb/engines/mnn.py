@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kb.child import run_function
+from kb import child
 from kb.compare import Outputs
 from kb.engines.base import Engine
 
@@ -23,10 +23,12 @@ class MNN(Engine):
         """Convert an ONNX model (a case name or a path) with mnnconvert; return `<case>[.tag].mnn`."""
         src = case_or_model if isinstance(case_or_model, Path) else self.s.artifacts.onnx(case_or_model)
         dst = self.s.path(f"{src.stem}{'.' + tag if tag else ''}.mnn")
+        # An argv for the native _tools.mnnconvert (kb.workers.mnn), not the console script: its
+        # first word is only the program name _tools' parser expects.
         argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(src), "--MNNModel", str(dst),
                 "--bizCode", "kb", *flags]
         shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
-        self.s.step(run_function(f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.workers.mnn:convert",
+        self.s.step(child.run_function(f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.workers.mnn:convert",
                                  argv=argv, shown=shown), produces=[dst])
         return dst
 
@@ -37,7 +39,7 @@ class MNN(Engine):
         cfg.write_text(json.dumps(config, indent=1))
         argv = ["quantized.out", str(model), str(dst), str(cfg)]
         method = config.get("feature_quantize_method", "?")
-        self.s.step(run_function(f"mnnquant {method}", "kb.workers.mnn:quantize", argv=argv,
+        self.s.step(child.run_function(f"mnnquant {method}", "kb.workers.mnn:quantize", argv=argv,
                                  shown=f"mnnquant {model.name} {dst.name} {cfg.name}  # {json.dumps(config)}"),
                     produces=[dst])
         return dst
@@ -75,7 +77,7 @@ class MNN(Engine):
         out = self.s.path(f"{model.stem}.mnn-out.npz")
         meta = self.s.artifacts.case(case)
         feed = self.s.artifacts.inputs(case)
-        self.s.step(run_function(f"MNN run {model.name}", "kb.workers.mnn:run", model=str(model),
+        self.s.step(child.run_function(f"MNN run {model.name}", "kb.workers.mnn:run", model=str(model),
                                  feed=str(feed), out=str(out), outputs=meta["outputs"],
                                  shown=f"python -m kb.child  # MNN.nn.load_module_from_file({model.name!r}, "
                                        f"{list(meta['inputs'])}, {meta['outputs']}).forward(<{feed.name}>)"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kb.child import run_function
+from kb import child
 from kb.compare import Outputs
 from kb.engines.base import Engine
 
@@ -23,7 +23,7 @@ class NCNN(Engine):
         """
         out = self.s.path(f"{param.stem}.ncnn-out.npz")
         case_outputs = list(self.s.artifacts.reference(case).arrays)
-        self.s.step(run_function(f"ncnn run {param.name}", "kb.workers.ncnn:run",
+        self.s.step(child.run_function(f"ncnn run {param.name}", "kb.workers.ncnn:run",
                                  param=str(param), bin=str(bin) if bin else None,
                                  feed=str(self.s.artifacts.inputs(case)), out=str(out), batch=batch,
                                  blobs_in=inputs, blobs_out=dict(zip(outputs, case_outputs))),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kb.child import run_function
+from kb import child
 from kb.compare import Outputs
 from kb.engines.base import Engine
 
@@ -16,7 +16,7 @@ class OnnxRuntime(Engine):
 
     def run(self, model: Path, case: str) -> Outputs:
         out = self.s.path(f"{model.stem}.ort.npz")
-        self.s.step(run_function(f"onnxruntime run {model.name}", "kb.workers.onnxruntime:run",
+        self.s.step(child.run_function(f"onnxruntime run {model.name}", "kb.workers.onnxruntime:run",
                                  model=str(model), inputs=str(self.s.artifacts.inputs(case)), out=str(out)),
                     produces=[out])
         return Outputs.load(case, out, "onnxruntime")
@@ -24,7 +24,7 @@ class OnnxRuntime(Engine):
     def quantize(self, case: str, method: str, fmt: str = "QDQ", **options) -> Path:
         """method: 'static' (calibrated on the case's inputs) or 'dynamic'; fmt: 'QDQ' or 'QOperator'."""
         out = self.s.path(f"{case}.{method}-{fmt.lower()}.onnx")
-        self.s.step(run_function(f"onnxruntime quantize_{method} ({fmt})", "kb.workers.onnxruntime:quantize",
+        self.s.step(child.run_function(f"onnxruntime quantize_{method} ({fmt})", "kb.workers.onnxruntime:quantize",
                                  model=str(self.s.artifacts.onnx(case)), inputs=str(self.s.artifacts.inputs(case)),
                                  out=str(out), method=method, fmt=fmt, options=options),
                     produces=[out])
