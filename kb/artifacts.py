@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb import versions
+from kb import paths, versions
 from kb import child
 from kb.compare import Outputs
 from kb.entries import Entry
@@ -48,12 +48,6 @@ class Artifacts:
         return self.dir / self.case(name)["torchscript"]
 
 
-def cache_root() -> Path:
-    from kb.entries import repo_root
-
-    return Path(os.environ.get("KB_CACHE") or repo_root() / ".kb" / "cache")
-
-
 def _key(entry: Entry) -> str:
     h = hashlib.sha256()
     h.update(entry.repro.read_bytes())
@@ -69,7 +63,7 @@ _locks: dict[Path, threading.Lock] = defaultdict(threading.Lock)
 
 def prepare(entry: Entry, timeout: float = 600) -> Artifacts:
     """Export once per reproducer content and torch/onnx versions; verify the triggers."""
-    final = cache_root() / entry.slug / _key(entry)
+    final = paths.state("cache") / entry.slug / _key(entry)
     with _locks[final]:
         if final not in _memo:
             try:

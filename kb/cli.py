@@ -18,17 +18,14 @@ from kb import entries as entries_mod
 from kb import expectations
 from kb.errors import KBError
 from kb.records import RecordStore
+from kb.verdicts import Verdict as V
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
 out = Console()
 
-VERDICT_STYLE = {"reproduces": "red", "fixed": "green", "differs": "yellow", "works": "green",
-                 "broken": "red", "skipped": "dim", "error": "bold red", "unavailable": "dim", "n/a": "dim"}
-
-
-SHORT = {"reproduces": "R", "fixed": "F", "differs": "D", "works": "W", "broken": "B", "error": "E",
-         "n/a": "-", "skipped": "-", "unavailable": "-"}
+VERDICT_STYLE = {V.REPRODUCES: "red", V.FIXED: "green", V.DIFFERS: "yellow", V.WORKS: "green", V.BROKEN: "red",
+                 V.SKIPPED: "dim", V.ERROR: "bold red", V.UNAVAILABLE: "dim"}
 
 
 def _select(slugs: list[str]):
@@ -47,6 +44,19 @@ def list_() -> None:
 
 
 @app.command()
+def new(
+    slug: Annotated[str, typer.Argument(help="the new entry's slug, e.g. mnn-einsum-three-operands")],
+    engine: Annotated[str, typer.Option(help="the engine of its first check")],
+) -> None:
+    """Scaffold a new entry: repros/SLUG/ with its page, reproducer and checks, to be filled in."""
+    from kb.scaffold import new_entry
+
+    folder = new_entry(slug, engine)
+    print(f"created {os.path.relpath(folder)}: fill in the TODOs, then run `kb check {slug}`, "
+          f"`kb accept {slug}` and `./run test`")
+
+
+@app.command()
 def check(
     entry: Annotated[Optional[list[str]], typer.Argument(help="entry slugs; default: all")] = None,
     engine: Annotated[Optional[str], typer.Option(help="only checks that run this engine")] = None,
@@ -58,7 +68,8 @@ def check(
 
     Exit code: 0 all as accepted, 1 something changed or is new, 2 bad input.
     """
-    from kb.harness import load_checks, run_check
+    from kb.checks import load_checks
+    from kb.harness import run_check
 
     selected = _select(entry or [])
     plan = []
@@ -87,7 +98,7 @@ def check(
             a = expectations.assess(rec, expectations.load(e.expected))
             changed += a.status in ("changed", "new", "error")
             if not as_json:
-                style = VERDICT_STYLE.get(rec.verdict, "")
+                style = VERDICT_STYLE[rec.verdict]
                 mark = {"expected": "", "skipped": ""}.get(a.status, f"  <- {a.status.upper()}")
                 progress.console.print(f"[{style}]{rec.verdict:>10}[/] {escape(e.slug)} / {escape(c.name)} "
                                        f"({rec.engine} {rec.engine_version}){mark}")
@@ -108,7 +119,7 @@ def _rows(records) -> list[dict]:
 
 @app.command()
 def matrix(
-    engine: Annotated[str, typer.Option(help="the engine whose versions to measure: mnn, ncnn, pnnx, onnxruntime")],
+    engine: Annotated[str, typer.Option(help="the engine whose versions to measure (one pip installs: mnn, ncnn, pnnx, onnxruntime)")],
     version: Annotated[Optional[list[str]], typer.Argument(metavar="[VERSION]...", show_default=False,
                                                            help="versions to measure; default: every installable one")] = None,
     versions_flag: Annotated[bool, typer.Option("--versions", help="marks the start of the version list")] = False,
@@ -128,7 +139,7 @@ def matrix(
     from kb.versions import sort_versions, version_key
 
     if engine not in envs.ENGINES:
-        raise KBError("kb matrix", f"--engine {engine!r}: expected one of mnn, ncnn, pnnx, onnxruntime")
+        raise KBError("kb matrix", f"--engine {engine!r}: expected one of {', '.join(envs.ENGINES)}")
     chosen = [e for e in _select(entry or []) if matrix_mod.plan([e], engine)]
     if not chosen:
         raise KBError(entries_mod.repo_root() / "repros", f"no entry has checks that run {engine}")
@@ -155,11 +166,11 @@ def matrix(
         table = Table(f"{engine}", *[f"c{i}" for i in range(1, len(mine) + 1)], title=slug, title_justify="left")
         cells = [{p.version: p.verdict for p in t.points} | t.why_unmeasured for t in mine]
         for v in asked:
-            table.add_row(v, *[f"[{VERDICT_STYLE.get(c.get(v, ''), '')}]{SHORT.get(c.get(v), '')}[/]" for c in cells])
+            table.add_row(v, *[f"[{VERDICT_STYLE[V(c[v])]}]{V(c[v]).short}[/]" if v in c else "" for c in cells])
         out.print(table)
         for i, t in enumerate(mine, 1):
             out.print(f"  c{i} {t.check}: {escape(t.summary())}", highlight=False)
-    out.print("R reproduces  F fixed  D differs  W works  B broken  E error  - unavailable")
+    out.print("  ".join(f"{v.short} {v.value}" for v in V if v not in (V.SKIPPED,)))
 
 
 def _recorded_here(store: RecordStore) -> dict:
@@ -168,7 +179,7 @@ def _recorded_here(store: RecordStore) -> dict:
 
     here = versions.environment()
     records, _ = store.read()
-    return {(r.entry, r.check): r for r in records if r.versions == here and r.verdict not in ("error",)}
+    return {(r.entry, r.check): r for r in records if r.versions == here and r.verdict != V.ERROR}
 
 
 @app.command()
@@ -181,7 +192,7 @@ def accept(
     for p in problems:
         err.print(f"warning: {p}")
     from kb import versions
-    from kb.harness import load_checks
+    from kb.checks import load_checks
 
     for e in _select(entry or []):
         checks = load_checks(e).items

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from kb.errors import KBError
+from kb.paths import repo_root
 from kb.schema import SLUG, EntryMeta
 
 PAGE = "README.md"  # the page, with the front matter
@@ -40,17 +40,6 @@ class Entry:
     @property
     def expected(self) -> Path:
         return self.dir / EXPECTED
-
-
-def repo_root() -> Path:
-    """The corpus root: $KB_ROOT, else the nearest folder upwards holding repros/."""
-    if "KB_ROOT" in os.environ:
-        return Path(os.environ["KB_ROOT"])
-    here = Path.cwd().resolve()
-    for d in (here, *here.parents):
-        if (d / "repros").is_dir():
-            return d
-    return Path(__file__).resolve().parent.parent
 
 
 def split_front_matter(text: str, path: Path) -> tuple[dict, str]:

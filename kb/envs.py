@@ -7,16 +7,22 @@ run with the folder first on PYTHONPATH sees that version of the engine and noth
 from __future__ import annotations
 
 import os
-import re
+import json
+import urllib.request
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb.versions import DISTRIBUTIONS, sort_versions
+from packaging.tags import sys_tags
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-ENGINES = ("mnn", "ncnn", "pnnx", "onnxruntime")  # what `kb matrix` can vary
+from kb import paths
+from kb.engines import ENGINES as REGISTRY
+from kb.versions import sort_versions
+
+ENGINES = tuple(e.name for e in REGISTRY.values() if e.matrix)  # what `kb matrix` can vary
 
 DONE = ".kb-complete"  # written last: a folder without it is a broken install, never used
 
@@ -30,13 +36,11 @@ class Env:
 
 
 def root() -> Path:
-    from kb.entries import repo_root
-
-    return Path(os.environ.get("KB_ENVS") or repo_root() / ".kb" / "envs")
+    return paths.state("envs")
 
 
 def dist(engine: str) -> str:
-    return DISTRIBUTIONS[engine]
+    return REGISTRY[engine].distribution
 
 
 def cached(engine: str) -> list[str]:
@@ -44,18 +48,33 @@ def cached(engine: str) -> list[str]:
     return sort_versions(d.name for d in base.iterdir() if (d / DONE).exists()) if base.is_dir() else []
 
 
-def installable(engine: str, timeout: float = 120) -> tuple[list[str], str]:
-    """Every release of the engine that pip offers for this Python; offline, the cached ones."""
+def installable(engine: str, timeout: float = 60) -> tuple[list[str], str]:
+    """Every release of the engine with a wheel for this interpreter and platform, from the index's
+    JSON API (PEP 691); offline, the cached ones."""
+    url = f"{index_url()}/{canonicalize_name(dist(engine))}/"
+    request = urllib.request.Request(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     try:
-        p = subprocess.run([sys.executable, "-m", "pip", "index", "versions", dist(engine),
-                            "--disable-pip-version-check"], capture_output=True, text=True, timeout=timeout)
-        m = re.search(r"Available versions: (.+)", p.stdout)
-        if p.returncode == 0 and m:
-            return sort_versions(v.strip() for v in m.group(1).split(",")), ""
-        problem = (p.stderr.strip().splitlines() or ["no versions listed"])[-1]
-    except subprocess.TimeoutExpired:
-        problem = "the package index did not answer"
-    return cached(engine), f"cannot list {dist(engine)} releases ({problem}); using cached versions only"
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            files = json.load(r)["files"]
+    except (OSError, ValueError, KeyError) as e:
+        return cached(engine), f"cannot list {dist(engine)} releases from {url} ({e}); using cached versions only"
+    here = set(sys_tags())
+    found = set()
+    for f in files:
+        if f.get("yanked") or not f["filename"].endswith(".whl"):
+            continue
+        try:
+            _, version, _, tags = parse_wheel_filename(f["filename"])
+        except InvalidWheelFilename:
+            continue
+        if tags & here and not version.is_prerelease:
+            found.add(str(version))
+    return sort_versions(found), ""
+
+
+def index_url() -> str:
+    """The package index pip uses: $PIP_INDEX_URL, else PyPI."""
+    return (os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple").rstrip("/")
 
 
 def ensure(engine: str, version: str, timeout: float = 900) -> Env:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import date, datetime, time, timezone
 from pathlib import Path
 
 import yaml
@@ -14,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kb.errors import KBError
 from kb.records import Record
+from kb.verdicts import Verdict
+from kb.verdicts import NEVER_ACCEPTED, NO_OBSERVATION, Verdict as V
 from kb.versions import version_key
 
 HEADER = ("# Accepted observations: check -> engine version -> verdict.\n"
@@ -22,7 +25,7 @@ HEADER = ("# Accepted observations: check -> engine version -> verdict.\n"
 
 class Expectation(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    verdict: str
+    verdict: Verdict
     signature: str | None = None
     fingerprint: str | None = None  # how a `differs`/`broken` check failed
     detail: str = ""
@@ -69,14 +72,14 @@ def accept(path: Path, records: list[Record]) -> int:
     table = load(path)
     n = 0
     for r in records:
-        if r.verdict in ("skipped", "error", "unavailable"):
+        if r.verdict in NEVER_ACCEPTED:
             continue
         table.setdefault(r.check, {})[r.engine_version] = Expectation(
             verdict=r.verdict, signature=r.signature, fingerprint=r.fingerprint, detail=r.detail,
             observed=r.started.date().isoformat(),
             platform=r.platform, record=r.id)
         n += 1
-    data = {c: {v: e.model_dump(exclude_none=True) for v, e in sorted(per.items(), key=lambda kv: version_key(kv[0]))}
+    data = {c: {v: e.model_dump(mode="json", exclude_none=True) for v, e in sorted(per.items(), key=lambda kv: version_key(kv[0]))}
             for c, per in sorted(table.items())}
     tmp = path.with_suffix(f".tmp-{os.getpid()}")
     tmp.write_text(HEADER + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -93,8 +96,8 @@ class Assessment:
 def assess(rec: Record, table: Table) -> Assessment:
     """Compare one observation with the accepted knowledge, in words a user can act on."""
     where = f"{rec.engine} {rec.engine_version}"
-    if rec.verdict in ("skipped", "error", "unavailable"):
-        return Assessment("skipped" if rec.verdict == "skipped" else "error", f"{rec.entry}/{rec.check}: {rec.detail}")
+    if rec.verdict in NEVER_ACCEPTED:
+        return Assessment("skipped" if rec.verdict in NO_OBSERVATION else "error", f"{rec.entry}/{rec.check}: {rec.detail}")
     seen = rec.verdict + (f" [{rec.signature}]" if rec.signature else "")
     accept = f"If this is right, record it: kb accept {rec.entry} --check {rec.check}"
     got = lookup(table, rec.check, rec.engine_version)
@@ -113,10 +116,30 @@ def assess(rec: Record, table: Table) -> Assessment:
 
 
 _CHANGES = {
-    ("reproduces", "fixed"): "FIXED",
-    ("differs", "fixed"): "FIXED",
-    ("fixed", "reproduces"): "REGRESSION",
-    ("fixed", "differs"): "REGRESSION",
-    ("works", "broken"): "WORKAROUND BROKEN",
-    ("broken", "works"): "WORKAROUND NOW WORKS",
+    (V.REPRODUCES, V.FIXED): "FIXED",
+    (V.DIFFERS, V.FIXED): "FIXED",
+    (V.FIXED, V.REPRODUCES): "REGRESSION",
+    (V.FIXED, V.DIFFERS): "REGRESSION",
+    (V.WORKS, V.BROKEN): "WORKAROUND BROKEN",
+    (V.BROKEN, V.WORKS): "WORKAROUND NOW WORKS",
 }
+
+
+def as_record(entry: str, check, version: str, exp: Expectation) -> Record:
+    """An accepted expectation as a Record, so kb.history reads expected.yaml like any observation: the
+    observation `kb accept` folded into expected.yaml, rebuilt from the fields it kept."""
+    # model_construct: expected.yaml was validated when loaded, and a hand-edited verdict kb does
+    # not know should show up as what it is (not measured), not stop the build.
+    return Record.model_construct(
+        id=exp.record, entry=entry, check=check.name, kind=check.kind, engine=check.engine,
+        engine_version=version, verdict=exp.verdict, signature=exp.signature, fingerprint=exp.fingerprint,
+        detail=exp.detail, versions={check.engine: version}, platform=exp.platform,
+        started=_day(exp.observed), duration=0.0,
+        metrics=None, steps=[], log="", run="")
+
+
+def _day(observed: str) -> datetime:
+    try:
+        return datetime.combine(date.fromisoformat(observed), time(), timezone.utc)
+    except ValueError:  # hand-edited; it is the only observation of its version, so its time is moot
+        return datetime(1970, 1, 1, tzinfo=timezone.utc)

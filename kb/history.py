@@ -10,9 +10,8 @@ from dataclasses import dataclass, field
 
 from kb.versions import sort_versions
 from kb.records import Record
+from kb.verdicts import BAD, GOOD
 
-BAD = {"reproduces", "differs", "broken"}
-GOOD = {"fixed", "works"}
 
 
 @dataclass

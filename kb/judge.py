@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from kb.child import StepResult
 from kb.compare import Comparison
 from kb.schema import EntryMeta, Signature
+from kb.verdicts import Verdict as V
 
 ERRORISH = re.compile(r"error|not support|exception|fail|abort|segmentation|can't|cannot|not exist|nan\b",
                       re.IGNORECASE)
@@ -56,16 +57,16 @@ def judge(kind: str, signatures: list[str], meta: EntryMeta, ev: Evidence) -> Ju
     matches = completed and ev.comparison is not None and ev.comparison.close
     if kind == "workaround":
         if matches:
-            return Judgement("works", None, ev.comparison.describe())
-        return Judgement("broken", None, _failure(ev), fingerprint(ev))
+            return Judgement(V.WORKS, None, ev.comparison.describe())
+        return Judgement(V.BROKEN, None, _failure(ev), fingerprint(ev))
     for sid in signatures:
         hit = seen(meta.signature(sid), ev)
         if hit:
-            return Judgement("reproduces", sid, hit)
+            return Judgement(V.REPRODUCES, sid, hit)
     if completed and (ev.comparison is None or ev.comparison.close):
         what = ev.comparison.describe() if ev.comparison else "every step completed"
-        return Judgement("fixed", None, what)
-    return Judgement("differs", None, _failure(ev), fingerprint(ev))
+        return Judgement(V.FIXED, None, what)
+    return Judgement(V.DIFFERS, None, _failure(ev), fingerprint(ev))
 
 
 def _failure(ev: Evidence) -> str:

@@ -16,16 +16,16 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import datetime, timezone
 
 from kb import envs, versions
+from kb.engines import ENGINES
 from kb.entries import Entry
-from kb.harness import Check, load_checks
+from kb.checks import Check, load_checks
 from kb.records import Record, RecordStore
+from kb.verdicts import Verdict as V
 
-IMPORTS = {"mnn": "import MNN, _tools", "ncnn": "import ncnn", "pnnx": "import pnnx",
-           "onnxruntime": "import onnxruntime"}
 
 
 def plan(entries: list[Entry], engine: str) -> list[tuple[Entry, Check]]:
-    return [(e, c) for e in entries for c in load_checks(e).items.values() if engine in (c.engine, *c.needs)]
+    return [(e, c) for e in entries for c in load_checks(e).items.values() if engine in c.engines]
 
 
 def _placeholder(entry: Entry, check: Check, engine: str, version: str, verdict: str, detail: str) -> Record:
@@ -41,15 +41,15 @@ def run_version(engine: str, version: str, entries: list[Entry], timeout: float 
     todo = plan(entries, engine)
     env = envs.ensure(engine, version)
     if env.path is None:
-        return [_placeholder(e, c, engine, version, "unavailable", env.problem) for e, c in todo], env.problem
+        return [_placeholder(e, c, engine, version, V.UNAVAILABLE, env.problem) for e, c in todo], env.problem
     child_env = {**os.environ, "PYTHONPATH": envs.python_path(env)}
-    probe = subprocess.run([sys.executable, "-c", IMPORTS.get(engine, f"import {engine}")], env=child_env,
+    probe = subprocess.run([sys.executable, "-c", ENGINES[engine].probe], env=child_env,
                            capture_output=True, text=True, timeout=300)
     if probe.returncode != 0:
         lines = probe.stderr.strip().splitlines() or [f"exit code {probe.returncode}"]
         why = next((ln for ln in reversed(lines) if "Error:" in ln), lines[-1]).strip()
         problem = f"{envs.dist(engine)}=={version} does not import: {why}"
-        return [_placeholder(e, c, engine, version, "error", problem) for e, c in todo], problem
+        return [_placeholder(e, c, engine, version, V.ERROR, problem) for e, c in todo], problem
     argv = [sys.executable, "-m", "kb", "check", *[e.slug for e in entries], "--engine", engine, "--json", "--reuse"]
     try:
         p = subprocess.run(argv, env=child_env, capture_output=True, text=True, timeout=timeout)
@@ -59,7 +59,7 @@ def run_version(engine: str, version: str, entries: list[Entry], timeout: float 
     if rows is None:
         why = (p.stderr.strip().splitlines() or ["no output"])[-1] if p else f"timed out after {timeout:.0f}s"
         problem = f"the checks did not finish on {envs.dist(engine)}=={version}: {why}"
-        return [_placeholder(e, c, engine, version, "error", problem) for e, c in todo], problem
+        return [_placeholder(e, c, engine, version, V.ERROR, problem) for e, c in todo], problem
     return [Record.model_validate(r) for r in rows], ""
 
 

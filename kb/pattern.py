@@ -81,6 +81,7 @@ class Pattern(Strict):
     summary: str
     nodes: dict[str, NodeSpec] = Field(min_length=1)
     edges: list[tuple[str, str]] = []
+    checks: list[str] = []  # the checks that measure this pattern: a match's status cites only these
 
     @model_validator(mode="after")
     def _connected(self) -> Pattern:

@@ -1,21 +1,24 @@
-"""pytest's view of the corpus: each check is a test whose outcome says what changed.
+"""pytest's view of the corpus: each check of repros/<slug>/test_checks.py is one test item.
 
 still reproduces as accepted -> xfail (the engine version in the reason)
 fixed / works as accepted    -> pass
 anything else                -> fail, saying what changed and how to accept it
+
+Entries are collected here (pytest_pycollect_makemodule), not by pytest's Python collector, so a
+test_checks.py needs nothing but its declarations.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kb import expectations
-from kb.engines import ALL as ENGINES
+from kb.engines import ENGINES
+from kb.entries import PAGE, TEST
 from kb.errors import KBError
-from kb.harness import Checks, run_check
-from kb.records import Record, RecordStore
-
-_store: RecordStore | None = None
+from kb.verdicts import GOOD
 
 MARKERS = {
     **{e: f"checks that run {e}" for e in ENGINES},
@@ -29,57 +32,111 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {doc}")
 
 
-def store() -> RecordStore:
+def is_entry_test(path: Path) -> bool:
+    return path.name == TEST and path.parent.parent.name == "repros" and (path.parent / PAGE).is_file()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path: Path, parent):
+    if is_entry_test(module_path):
+        return EntryFile.from_parent(parent, path=module_path)
+    return None
+
+
+class EntryFile(pytest.File):
+    """One entry: its checks, in declaration order."""
+
+    def collect(self):
+        from kb.checks import load_checks
+        from kb.entries import load_entry
+
+        try:
+            self.checks = load_checks(load_entry(self.path.parent))
+        except KBError as e:
+            yield BrokenEntry.from_parent(self, name="entry", problem=str(e))
+            return
+        for name, c in self.checks.items.items():
+            item = CheckItem.from_parent(self, name=f"test_check[{name}]", check=c)
+            for mark in (c.kind, *c.engines):
+                item.add_marker(getattr(pytest.mark, mark))
+            yield item
+
+
+class BrokenEntry(pytest.Item):
+    """An entry that cannot be loaded: one failing item that says why, in one line."""
+
+    def __init__(self, *, problem: str, **kw):
+        super().__init__(**kw)
+        self.problem = problem
+
+    def runtest(self):
+        pytest.fail(self.problem, pytrace=False)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, check, **kw):
+        super().__init__(**kw)
+        self.check = check
+
+    def runtest(self):
+        from kb.harness import run_check
+
+        try:
+            entry = self.parent.checks.entry()
+            table = expectations.load(entry.expected)
+        except KBError as e:
+            pytest.fail(str(e), pytrace=False)
+        rec = run_check(entry, self.check)
+        store().append(rec)
+        outcome(rec, table)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, pytest.fail.Exception):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.path.parent.name}::{self.check.name}"
+
+
+_store = None
+
+
+def store():
+    from kb.records import RecordStore
+
     global _store
     if _store is None:
         _store = RecordStore()
     return _store
 
 
-def make_test(checks: Checks):
-    params = [
-        pytest.param(name, id=name, marks=[getattr(pytest.mark, c.kind), getattr(pytest.mark, c.engine),
-                                           *(getattr(pytest.mark, n) for n in c.needs)])
-        for name, c in checks.items.items()
-    ]
-
-    @pytest.mark.parametrize("check", params)
-    def test_check(check: str):
-        try:
-            entry = checks.entry()
-            table = expectations.load(entry.expected)
-        except KBError as e:
-            pytest.fail(str(e), pytrace=False)
-        rec = run_check(entry, checks.items[check])
-        store().append(rec)
-        outcome(rec, table)
-
-    test_check.kb_checks = checks
-    return test_check
-
-
 def pytest_collection_finish(session):
     """Start exporting the selected entries' models while the first checks run."""
+    if session.config.option.collectonly:
+        return
     from kb.artifacts import prefetch
 
-    chosen: dict = {}
+    chosen = {}
     for item in session.items:
-        checks = getattr(getattr(item, "function", None), "kb_checks", None)
-        if checks is not None and checks.dir not in chosen:
+        if isinstance(item, CheckItem) and item.path not in chosen:
             try:
-                chosen[checks.dir] = checks.entry()
+                chosen[item.path] = item.parent.checks.entry()
             except KBError:
-                continue  # the test itself reports it
-    if chosen and not session.config.option.collectonly:
+                continue  # the item itself reports it
+    if chosen:
         prefetch(list(chosen.values()))
 
 
-def outcome(rec: Record, table: expectations.Table) -> None:
+def outcome(rec, table: expectations.Table) -> None:
     a = expectations.assess(rec, table)
     if a.status == "skipped":
         pytest.skip(a.message)
     if a.status == "expected":
-        if rec.verdict not in ("fixed", "works"):
+        if rec.verdict not in GOOD:
             pytest.xfail(a.message)
         return
     pytest.fail(a.message, pytrace=False)

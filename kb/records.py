@@ -16,9 +16,9 @@ from typing import Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-# skipped: an engine is not installed; error: the reproducer failed, or the engine does not import;
-# unavailable: a version `kb matrix` could not install.
-Verdict = Literal["reproduces", "fixed", "differs", "works", "broken", "skipped", "error", "unavailable"]
+from kb import paths
+from kb.verdicts import Verdict
+
 
 
 class Metrics(BaseModel):
@@ -68,15 +68,9 @@ class Record(BaseModel):
         return uuid.uuid4().hex
 
 
-def default_dir() -> Path:
-    from kb.entries import repo_root
-
-    return Path(os.environ.get("KB_RECORDS") or repo_root() / ".kb" / "records")
-
-
 class RecordStore:
     def __init__(self, directory: Path | None = None):
-        self.dir = directory or default_dir()
+        self.dir = directory or paths.state("records")
         self._fd: int | None = None
         self.run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{socket.gethostname()}-{os.getpid()}"
 
@@ -110,11 +104,3 @@ class RecordStore:
                 for lineno, line in enumerate(f, 1):
                     if line.strip():
                         yield path, lineno, line
-
-
-def latest(records: list[Record]) -> dict[tuple[str, str, str], Record]:
-    """The newest record per (entry, check, engine_version)."""
-    out: dict[tuple[str, str, str], Record] = {}
-    for r in records:
-        out[(r.entry, r.check, r.engine_version)] = r
-    return out

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from kb.engines import ENGINES
 from kb.pattern import Pattern
 
-Engine = Literal["mnn", "ncnn", "onnxruntime", "pnnx", "onnx2ncnn"]
+
+def _known_engine(name: str) -> str:
+    if name not in ENGINES:
+        raise ValueError(f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
+    return name
+
+
+Engine = Annotated[str, AfterValidator(_known_engine)]
 Component = Literal["converter", "runtime", "quantizer"]
 Symptom = Literal["conversion-error", "runtime-error", "crash", "wrong-output", "nan-output"]
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -63,6 +71,14 @@ class Upstream(Strict):
         return f"https://github.com/{repo}/issues/{num}"
 
 
+class Guard(Strict):
+    """The problem is fixed in every version measured here, and the entry keeps it fixed."""
+
+    fixed_in: str | None = None  # the release that fixed it, when upstream says so
+    source: str | None = Field(None, pattern=r"^[\w.-]+/[\w.-]+#\d+$")  # where upstream says so
+    note: str = ""
+
+
 class EntryMeta(Strict):
     id: str = Field(pattern=r"^KB\d{3}$")  # stable short id, never reused
     title: str
@@ -76,6 +92,7 @@ class EntryMeta(Strict):
     tags: list[str] = []
     workarounds: list[Workaround] = []
     aliases: list[str] = []  # former slugs, kept as redirects
+    guard: Guard | None = None  # a regression guard: declared, not inferred from tags
 
     @field_validator("signatures", "workarounds", "trigger")
     @classmethod

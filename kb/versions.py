@@ -9,15 +9,11 @@ from functools import cache
 
 from packaging.version import InvalidVersion, Version
 
-# Engine name -> the distribution that carries it.
-DISTRIBUTIONS = {
-    "mnn": "MNN",
-    "ncnn": "ncnn",
-    "pnnx": "pnnx",
-    "onnxruntime": "onnxruntime",
-    "torch": "torch",
-    "onnx": "onnx",
-}
+from kb.engines import ENGINES
+
+# Name -> the distribution that carries it: the engines on PyPI, and the exporter side.
+DISTRIBUTIONS = {**{e.name: e.distribution for e in ENGINES.values() if e.distribution},
+                 "torch": "torch", "onnx": "onnx"}
 
 
 @cache

@@ -4,6 +4,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "corpus"  # fake entries: kb's tests never depend on repros/
+
+collect_ignore = ["corpus"]  # its entries are data for these tests, not tests to run on their own
 
 
 @pytest.fixture
@@ -17,10 +20,21 @@ def corpus(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def copy_entry(corpus):
+def fixture_entry(corpus):
+    """Copy a fixture entry (tests/corpus/repros/<slug>) into the temporary corpus."""
+
     def copy(slug: str) -> Path:
         dst = corpus / "repros" / slug
-        shutil.copytree(ROOT / "repros" / slug, dst, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(FIXTURES / "repros" / slug, dst, ignore=shutil.ignore_patterns("__pycache__"))
         return dst
 
     return copy
+
+
+@pytest.fixture
+def fixture_corpus(corpus, fixture_entry):
+    """The whole fixture corpus, in a temporary root."""
+    for d in sorted((FIXTURES / "repros").iterdir()):
+        if d.is_dir():
+            fixture_entry(d.name)
+    return corpus

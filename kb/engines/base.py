@@ -6,15 +6,14 @@ import importlib.util
 from typing import TYPE_CHECKING
 
 from kb import versions
+from kb.engines import ENGINES
 
 if TYPE_CHECKING:
     from kb.harness import Session
 
 
 class Engine:
-    name: str = ""
-    module: str = ""  # a module whose presence means the engine is installed
-    install: str = ""  # how a user gets it
+    name: str = ""  # its key in kb.engines.ENGINES, which holds everything else about it
 
     def __init__(self, session: Session):
         self.s = session
@@ -22,8 +21,9 @@ class Engine:
     @classmethod
     def missing(cls) -> str | None:
         """Why the engine cannot run here, or None."""
-        if importlib.util.find_spec(cls.module) is None:
-            return f"{cls.name} is not installed ({cls.install})"
+        info = ENGINES[cls.name]
+        if any(importlib.util.find_spec(m) is None for m in info.modules):
+            return f"{cls.name} is not installed ({info.install})"
         return None
 
     @classmethod

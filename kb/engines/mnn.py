@@ -16,8 +16,6 @@ from kb.engines.base import Engine
 
 class MNN(Engine):
     name = "mnn"
-    module = "_tools"
-    install = "pip install MNN"
 
     def convert(self, case_or_model: str | Path, *flags: str, tag: str = "") -> Path:
         """Convert an ONNX model (a case name or a path) with mnnconvert; return `<case>[.tag].mnn`."""

@@ -11,8 +11,6 @@ from kb.engines.base import Engine
 
 class OnnxRuntime(Engine):
     name = "onnxruntime"
-    module = "onnxruntime"
-    install = "pip install onnxruntime"
 
     def run(self, model: Path, case: str) -> Outputs:
         out = self.s.path(f"{model.stem}.ort.npz")

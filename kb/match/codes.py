@@ -4,7 +4,7 @@ Bad input is reported as a KBError carrying one of these codes: one line on stde
 kb.cli.main adds its own for every command: 70 an internal error, 130 interrupted.
 """
 
-NOTHING_FOUND = 0  # scan: no trigger pattern in the model; explain: no signature in the log
+NOTHING_FOUND = 0  # scan: no trigger pattern, or only regression guards (fixed where measured); explain: no signature
 FOUND = 1  # at least one known problem was found
 # 2 is taken: KBError's default (a broken corpus entry) and click's usage errors.
 MISSING = 3  # the file does not exist or cannot be read

@@ -55,12 +55,14 @@ def scan_command(model: str, engines: list[str], as_json: bool) -> int:
     if loaded.note:
         print(f"{loaded.path}: {loaded.note}", file=sys.stderr)
     source = Statuses()
-    status = {e.slug: source.of(e, wanted) for e in {f.entry.slug: f.entry for f in scanned.found}.values()}
+    status = {(f.entry.slug, f.match.pattern): source.of(f.entry, wanted, f.match.pattern) for f in scanned.found}
     if as_json:
-        print(json.dumps([_as_json(f, status[f.entry.slug]) for f in scanned.found], indent=1))
+        print(json.dumps([_as_json(f, status[f.entry.slug, f.match.pattern]) for f in scanned.found], indent=1))
     else:
         print(_as_text(str(loaded.path), scanned, status, sum(len(e.meta.trigger) for e in entries)))
-    return codes.FOUND if scanned.found else codes.NOTHING_FOUND
+    # A match whose every status is fixed is a regression guard: reported, but nothing to act on.
+    alarms = [k for k, st in status.items() if not all(s.state == "fixed" for s in st)]
+    return codes.FOUND if alarms else codes.NOTHING_FOUND
 
 
 def _as_json(f: Found, status: list[Status]) -> dict:
@@ -81,7 +83,7 @@ def _as_json(f: Found, status: list[Status]) -> dict:
     }
 
 
-def _as_text(name: str, scanned: Scanned, status: dict[str, list[Status]], patterns: int) -> str:
+def _as_text(name: str, scanned: Scanned, status: dict[tuple[str, str], list[Status]], patterns: int) -> str:
     looked = f"{scanned.nodes} nodes in {scanned.graphs} graph{'s' * (scanned.graphs > 1)}"
     if not scanned.found:
         return f"{name}: no known problem found ({looked}, {patterns} trigger patterns)"
@@ -102,7 +104,9 @@ def _as_text(name: str, scanned: Scanned, status: dict[str, list[Status]], patte
             lines.append(f"  ... and {len(found) - SHOWN_PER_ENTRY} more (--json lists them all)")
         for p in dict.fromkeys(f.match.pattern for f in found):
             lines.append(f"  pattern {p}: {summaries[p]}")
-        lines += [f"  status: {s.text()}" for s in status[slug]] or ["  status: not yet checked"]
+            st = status[slug, p]
+            guard = " (a regression guard: fixed where measured)" if st and all(s.state == "fixed" for s in st) else ""
+            lines += [f"    status: {s.text()}{guard}" for s in st] or ["    status: not yet checked"]
         lines.append(f"  page: {page_url(slug)}")
         lines += [f"  workaround ({w.id}): {w.summary}" for w in e.meta.workarounds]
     return "\n".join(lines)

@@ -1,20 +1,18 @@
 """An entry's status on the engine versions a user asks about (`--engine mnn==3.6.1`), or on the
-newest versions observed. Derived exactly as the site derives it (kb.site.status), from the records
+newest versions observed. Derived exactly as the site derives it (kb.status), from the records
 and the accepted expected.yaml, so `kb scan` and the entry page never disagree."""
 
 from __future__ import annotations
 
 import re
-import typing
 from dataclasses import dataclass, field
 
 from kb.entries import Entry
 from kb.errors import KBError
 from kb.match import codes
 from kb.records import Record
-from kb.schema import Engine
-
-ENGINES = typing.get_args(Engine)
+from kb.status import derive, summarize
+from kb.engines import NAMES as ENGINES
 
 
 @dataclass(frozen=True)
@@ -61,12 +59,15 @@ class Statuses:
         for r in records:
             self.records.setdefault(r.entry, []).append(r)
 
-    def of(self, entry: Entry, wanted: list[Wanted]) -> list[Status]:
+    def of(self, entry: Entry, wanted: list[Wanted], pattern: str | None = None) -> list[Status]:
+        """The status on each engine asked about; for a matched `pattern`, from the checks it names only."""
         from kb import expectations
-        from kb.harness import load_checks
-        from kb.site.status import derive
+        from kb.checks import load_checks
 
         checks = list(load_checks(entry).items.values())
+        named = next((p.checks for p in entry.meta.trigger if p.name == pattern), [])
+        if named:
+            checks = [c for c in checks if c.name in named]
         st = derive(entry.meta.engines, checks, expectations.load(entry.expected), self.records.get(entry.slug, []))
         engines = {es.engine: es for es in st.engines}
         if not wanted:
@@ -95,24 +96,7 @@ def _status(entry: Entry, es, w: Wanted) -> Status:
 
 
 def _at(es, version: str) -> Status:
-    """The verdicts of the engine's checks on one version, summed up."""
-    bug = {cs.check.name: cs.cells[version].verdict for cs in es.checks
-           if cs.check.kind == "bug" and version in cs.cells}
-    fix = {cs.check.name: cs.cells[version].verdict for cs in es.checks
-           if cs.check.kind == "workaround" and version in cs.cells}
-    works = [n for n, v in fix.items() if v == "works"]
-    fixes = f"workaround checks: {len(works)} of {len(fix)} work" if fix else ""
-    if bug:
-        hits = [n for n, v in bug.items() if v == "reproduces"]
-        odd = [n for n, v in bug.items() if v not in ("reproduces", "fixed")]
-        if hits:
-            state, detail = "reproduces", f"in {len(hits)} of {len(bug)} checks: {', '.join(hits)}"
-        elif odd:
-            state, detail = "differs", f"fails otherwise than reported in {', '.join(odd)}"
-        else:
-            state, detail = "fixed", f"all {len(bug)} checks pass"
-        detail = "; ".join(filter(None, (detail, fixes)))
-    else:
-        state = "workaround-works" if len(works) == len(fix) else "workaround-broken"
-        detail = fixes
-    return Status(es.engine, version, state, detail, {**bug, **fix})
+    """The verdicts of the engine's checks on one version, summed up as the site sums them."""
+    verdicts = {cs.check.name: (cs.check.kind, cs.cells[version].verdict) for cs in es.checks if version in cs.cells}
+    state, detail = summarize(verdicts)
+    return Status(es.engine, version, state, detail, {n: v for n, (_, v) in verdicts.items()})

@@ -8,22 +8,22 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb import expectations
+from kb import expectations, paths
 from kb.entries import Entry, load_all, repo_root
 from kb.errors import KBError
-from kb.harness import Check, load_checks
+from kb.checks import Check, load_checks
 from kb.records import Record, RecordStore
 from kb.schema import SLUG
 from kb.site import pages
-from kb.site.status import EntryStatus, derive
+from kb.status import EntryStatus, derive
 
 log = logging.getLogger("mkdocs.kb")
 HOME = "index.md"
 
 
 def records_dir(root: Path) -> Path:
-    """Where the records are: $KB_RECORDS, else the corpus root's .kb/records (as `kb check` writes)."""
-    return Path(os.environ.get("KB_RECORDS") or root / ".kb" / "records")
+    """Where the records are, as `kb check` writes them."""
+    return paths.state("records", root)
 
 
 @dataclass

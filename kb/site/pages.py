@@ -17,7 +17,7 @@ from kb.schema import Signature
 from kb.site import svg
 from kb.site.markup import badge, verdict
 from kb.site.markup import h as _h
-from kb.site.status import CheckStatus, EntryStatus
+from kb.status import STATUS_LABEL, CheckStatus, EntryStatus
 from kb.site.table import engine_table
 from kb.versions import version_key
 
@@ -136,6 +136,24 @@ def _reproduce(entry: Entry, st: EntryStatus) -> str:
     return "\n".join(out)
 
 
+def _guard(guard, st: EntryStatus) -> str:
+    """A regression guard's note: what upstream says fixed it, and what the checks show now."""
+    if st.status == "fixed":
+        now = "Every bug check passes on every version measured here, so this entry guards against a regression."
+    else:
+        now = f"It is declared a regression guard, but its checks now say: {STATUS_LABEL[st.status]}."
+    if guard.fixed_in:
+        up = f"Upstream fixed it in {_h(guard.fixed_in)}"
+        up += f' (<a href="https://github.com/{guard.source.replace("#", "/issues/")}">{_h(guard.source)}</a>).' \
+            if guard.source else "."
+    else:
+        up = "Upstream names no release that fixed it."
+    oldest = min((v for es in st.engines for v in es.versions), key=version_key, default=None)
+    before = (f" No release older than {_h(oldest)} can be installed here to measure it." if oldest else "")
+    note = f" {_h(guard.note)}" if guard.note else ""
+    return f'<p class="kb-guard"><strong>Regression guard.</strong> {_h(now)} {up}{before}{note}</p>'
+
+
 def entry_page(entry: Entry, st: EntryStatus) -> str:
     m = entry.meta
     statuses = st.checks()
@@ -159,6 +177,8 @@ def entry_page(entry: Entry, st: EntryStatus) -> str:
     ]
     if not st.engines:
         parts += ["<p>This entry declares no checks yet.</p>", ""]
+    if m.guard:
+        parts += [_guard(m.guard, st), ""]
     parts += [entry.body.strip(), ""]
     parts += ["## Signatures { #signatures }", "",
               "<p>What the checks look for in the engines' output. Paste a line from your own log into the "
@@ -190,14 +210,12 @@ def entry_page(entry: Entry, st: EntryStatus) -> str:
 def home_page(rows: list[tuple[Entry, EntryStatus]]) -> str:
     engines = sorted({e for entry, _ in rows for e in entry.meta.engines})
     tags = sorted({t for entry, _ in rows for t in entry.meta.tags})
-    statuses = [s for s in ("reproduces", "fixed", "changed", "not-checked") if any(st.status == s for _, st in rows)]
+    statuses = [s for s in STATUS_LABEL if any(st.status == s for _, st in rows)]
 
     def select(name: str, label: str, values: list[str], shown=lambda v: v) -> str:
         opts = "".join(f'<option value="{_h(v)}">{_h(shown(v))}</option>' for v in values)
         return (f'<label class="kb-filter">{label} <select id="kb-filter-{name}" data-filter="{name}">'
                 f'<option value="">all</option>{opts}</select></label>')
-
-    from kb.site.status import STATUS_LABEL
 
     body = []
     for entry, st in sorted(rows, key=lambda r: r[0].meta.id):

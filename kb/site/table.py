@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kb.site import timeline
 from kb.site.markup import h, tooltip, verdict
-from kb.site.status import Cell, CheckStatus, EngineStatus
+from kb.status import Cell, CheckStatus, EngineStatus
 
 
 def _source(cell: Cell) -> str:

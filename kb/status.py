@@ -1,4 +1,4 @@
-"""What the site says about an entry's status, derived only from recorded results.
+"""An entry's status, derived only from recorded results: the one derivation the site and scan share.
 
 Two sources, both written by machines: the records (raw observations in .kb/records) and the
 accepted expectations (expected.yaml, written by `kb accept` from records). A fresh clone has no
@@ -11,25 +11,43 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kb import expectations, history
-from kb.versions import sort_versions, version_key
-from kb.harness import Check
+from kb.checks import Check
 from kb.history import Timeline
 from kb.records import Record
-from kb.site import accepted
+from kb.verdicts import NO_OBSERVATION, Verdict as V
+from kb.versions import sort_versions, version_key
 
-# A bug check's verdicts that keep the entry open: the bug itself shows, or its code path still
-# fails, if differently.
-NOT_FIXED = ("reproduces", "differs")
-# Records that say nothing about the engine (not installed, or a version that could not be
-# installed): they never become a cell, only the reason a check was never observed.
-NO_OBSERVATION = ("skipped", "unavailable")
-
+# Every status an entry, an engine or a pattern can be in, with the words the site and scan use.
 STATUS_LABEL = {
-    "reproduces": "reproduces",
-    "fixed": "fixed",
-    "changed": "changed",
+    "reproduces": "reproduces",  # a bug check sees the declared signature
+    "differs": "fails differently",  # no declared signature, but the code path still fails
+    "fixed": "fixed",  # every bug check passes
+    "workaround-works": "workaround works",  # only workaround checks ran, and they work
+    "workaround-broken": "workaround broken",
+    "changed": "changed",  # the newest record disagrees with the accepted one
     "not-checked": "not yet checked",
 }
+
+
+def summarize(verdicts: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """check -> (kind, verdict) on one version (or each check's newest): the status, and why."""
+    bug = {n: v for n, (k, v) in verdicts.items() if k == "bug" and v not in NO_OBSERVATION | {V.ERROR}}
+    fix = {n: v for n, (k, v) in verdicts.items() if k == "workaround" and v not in NO_OBSERVATION | {V.ERROR}}
+    works = [n for n, v in fix.items() if v == V.WORKS]
+    fixes = f"workaround checks: {len(works)} of {len(fix)} work" if fix else ""
+    if bug:
+        hits = [n for n, v in bug.items() if v == V.REPRODUCES]
+        odd = [n for n, v in bug.items() if v == V.DIFFERS]
+        if hits:
+            state, detail = "reproduces", f"in {len(hits)} of {len(bug)} checks: {', '.join(hits)}"
+        elif odd:
+            state, detail = "differs", f"fails otherwise than reported in {', '.join(odd)}"
+        else:
+            state, detail = "fixed", f"all {len(bug)} checks pass"
+        return state, "; ".join(filter(None, (detail, fixes)))
+    if fix:
+        return ("workaround-works" if len(works) == len(fix) else "workaround-broken"), fixes
+    return "not-checked", "no check has been measured"
 
 
 @dataclass(frozen=True)
@@ -109,7 +127,7 @@ def _history(entry: str, statuses: list[CheckStatus], newest: dict[tuple[str, st
     for cs in statuses:
         name = cs.check.name
         shown = [newest[(name, v)] if cell.source == "record"
-                 else accepted.as_record(entry, cs.check, v, table[name][v]) for v, cell in cs.cells.items()]
+                 else expectations.as_record(entry, cs.check, v, table[name][v]) for v, cell in cs.cells.items()]
         # Versions asked for but not measured (e.g. not installable): they make a fix range inferred.
         gaps = [r for (n, v), r in unmeasured.items() if n == name and v not in cs.cells]
         by_engine.setdefault(cs.check.engine, []).extend(shown + gaps)
@@ -156,15 +174,8 @@ def derive(engines: list[str], checks: list[Check], table: expectations.Table,
         per_engine.append(EngineStatus(e, sort_versions(v for cs in mine for v in cs.cells), mine))
 
     changed = [(cs.check.name, v) for cs in statuses for v, cell in cs.cells.items() if cell.changed]
-    latest_bug = [n[1].verdict for cs in statuses if cs.check.kind == "bug" and (n := cs.newest())]
-    if changed:
-        status = "changed"
-    elif any(v in NOT_FIXED for v in latest_bug):
-        status = "reproduces"
-    elif any(v == "fixed" for v in latest_bug):
-        status = "fixed"
-    else:
-        status = "not-checked"
+    newest = {cs.check.name: (cs.check.kind, n[1].verdict) for cs in statuses if (n := cs.newest())}
+    status = "changed" if changed else summarize(newest)[0]
 
     real = [r for r in records if r.verdict not in NO_OBSERVATION]
     dates = [cell.observed for cs in statuses for cell in cs.cells.values()]

@@ -1,0 +1,96 @@
+"""Declaring an entry's checks: what each check runs, and what counts as the bug or the workaround.
+
+An entry's test_checks.py declares them with `checks.bug(...)` / `checks.workaround(...)`. This module
+imports no engine driver: pytest collection, the site and scan read declarations without running
+anything. kb.harness runs them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from kb.engines import ENGINES
+from kb.entries import Entry, load_entry
+from kb.errors import KBError
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    kind: str  # "bug" or "workaround"
+    engine: str
+    fn: Callable
+    signatures: tuple[str, ...] = ()  # for bugs: what counts as "reproduces"
+    workaround: str | None = None  # for workarounds: the front matter's workaround id
+    needs: tuple[str, ...] = ()  # other engines the check drives
+    atol: float = 1e-4
+    rtol: float = 1e-3
+    range_tol: float | None = None  # for quantized outputs: max diff as a fraction of the output range
+    doc: str = ""
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        return (self.engine, *self.needs)
+
+
+class Checks:
+    """The checks of one entry, declared in its test_checks.py."""
+
+    def __init__(self, test_file: str):
+        self.dir = Path(test_file).resolve().parent
+        self.items: dict[str, Check] = {}
+
+    def _add(self, fn: Callable, **kw) -> Callable:
+        name = fn.__name__.replace("_", "-")
+        self.items[name] = Check(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), **kw)
+        return fn
+
+    def bug(self, engine: str, signatures: list[str], *, needs=(), **tolerances):
+        return lambda fn: self._add(fn, kind="bug", engine=engine, signatures=tuple(signatures),
+                                    needs=tuple(needs), **tolerances)
+
+    def workaround(self, engine: str, workaround: str, *, needs=(), **tolerances):
+        return lambda fn: self._add(fn, kind="workaround", engine=engine, workaround=workaround,
+                                    needs=tuple(needs), **tolerances)
+
+    def entry(self) -> Entry:
+        """The entry, with every name the checks use validated against its front matter."""
+        entry = load_entry(self.dir)
+        known_sigs = {s.id for s in entry.meta.signatures}
+        known_fixes = {w.id for w in entry.meta.workarounds}
+        for c in self.items.values():
+            for sid in c.signatures:
+                if sid not in known_sigs:
+                    raise KBError(entry.test, f"check {c.name!r} names unknown signature {sid!r}")
+            if c.workaround and c.workaround not in known_fixes:
+                raise KBError(entry.test, f"check {c.name!r} names unknown workaround {c.workaround!r}")
+            for e in c.engines:
+                if e not in ENGINES:
+                    raise KBError(entry.test, f"check {c.name!r} names unknown engine {e!r}")
+        for p in entry.meta.trigger:
+            for name in p.checks:
+                if name not in self.items:
+                    raise KBError(entry.page, f"trigger {p.name!r} names unknown check {name!r}")
+        return entry
+
+    def pytest(self):
+        """Kept so entries written before collection by kb's pytest plugin still import; unused."""
+        return None
+
+
+def load_checks(entry: Entry) -> Checks:
+    """Import the entry's test_checks.py (cheap: engines are only touched in children)."""
+    spec = importlib.util.spec_from_file_location(f"kb_checks_{entry.slug.replace('-', '_')}", entry.test)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # a broken entry is reported, never a traceback
+        raise KBError(entry.test, f"cannot be imported: {type(e).__name__}: {e}") from None
+    found = [v for v in vars(module).values() if isinstance(v, Checks)]
+    if len(found) != 1:
+        raise KBError(entry.test, "must define exactly one `checks = Checks(__file__)`")
+    found[0].entry()  # validates names against the front matter
+    return found[0]

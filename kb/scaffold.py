@@ -1,0 +1,52 @@
+"""`kb new SLUG --engine E`: a new entry folder, from the templates in kb/templates/entry/."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+import jinja2
+
+from kb.engines import ENGINES
+from kb.entries import PAGE, REPRO, TEST, load_all
+from kb.errors import KBError
+from kb.paths import repo_root
+from kb.schema import SLUG
+
+TEMPLATES = Path(__file__).parent / "templates" / "entry"
+# The first line of a check for each engine: what it usually runs.
+EXAMPLE = {
+    "mnn": 'return s.mnn.run(s.mnn.convert("trigger"))',
+    "ncnn": 'param, bin = s.pnnx.convert(s.artifacts.onnx("trigger"), "trigger")\n    '
+            'return s.ncnn.run(param, bin, "trigger", ["in0"], ["out0"])',
+    "pnnx": 'param, bin = s.pnnx.convert(s.artifacts.torchscript("trigger"), "trigger")\n    '
+            'return s.ncnn.run(param, bin, "trigger", ["in0"], ["out0"])',
+    "onnx2ncnn": 'param, bin = s.onnx2ncnn.convert(s.artifacts.onnx("trigger"))\n    '
+                 'return s.ncnn.run(param, bin, "trigger", ["in0"], ["out0"])',
+    "onnxruntime": 'return s.onnxruntime.run(s.artifacts.onnx("trigger"), "trigger")',
+}
+
+
+def next_id(root: Path) -> str:
+    used = [int(e.meta.id[2:]) for e in load_all(root)]
+    return f"KB{max(used, default=0) + 1:03d}"
+
+
+def new_entry(slug: str, engine: str, root: Path | None = None) -> Path:
+    root = root or repo_root()
+    folder = root / "repros" / slug
+    if not re.match(SLUG, slug):
+        raise KBError(folder, "not a valid slug: lowercase words joined by '-', e.g. mnn-einsum-three-operands")
+    if engine not in ENGINES:
+        raise KBError("--engine", f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    if folder.exists():
+        raise KBError(folder, "already exists")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined)
+    values = {"slug": slug, "id": next_id(root), "engine": engine, "engines": ", ".join(ENGINES),
+              "today": date.today().isoformat(), "example": EXAMPLE[engine]}
+    folder.mkdir(parents=True)
+    for name in (PAGE, REPRO, TEST):
+        (folder / name).write_text(env.get_template(f"{name}.j2").render(values), encoding="utf-8")
+    return folder

@@ -1,0 +1,19 @@
+import sys
+
+from kb.checks import Checks
+from kb.child import run_command
+
+checks = Checks(__file__)
+
+
+@checks.bug("onnxruntime", ["broadcast-error"])
+def convert(s):
+    """Stands for the engine: prints the message MNN prints, and fails."""
+    s.step(run_command("fake convert", [sys.executable, "-c",
+                                        "print('Broad cast error, dim1 = 8, dim2 = 4'); raise SystemExit(3)"]))
+    return s.onnxruntime.run(s.artifacts.onnx("custom-op"), "custom-op")
+
+
+@checks.workaround("onnxruntime", "standard-ops")
+def standard_ops(s):
+    return s.onnxruntime.run(s.artifacts.onnx("standard-ops"), "standard-ops")
