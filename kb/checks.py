@@ -30,6 +30,7 @@ class Check:
     rtol: float = 1e-3
     range_tol: float | None = None  # for quantized outputs: max diff as a fraction of the output range
     doc: str = ""
+    variant: str | None = None  # a variant check: the reproducer's variant case it runs
 
     @property
     def engines(self) -> tuple[str, ...]:
@@ -55,6 +56,21 @@ class Checks:
     def workaround(self, engine: str, workaround: str, *, needs=(), **tolerances):
         return lambda fn: self._add(fn, kind="workaround", engine=engine, workaround=workaround,
                                     needs=tuple(needs), **tolerances)
+
+    def variants(self, engine: str, signatures: list[str], cases: list[str], *, needs=(), **tolerances):
+        """One bug check per variant case, named `variant-<case>`: `fn(s, case)` runs the same engine
+        path on each. Their verdicts say which variants the engine fails on: the trigger's scope."""
+
+        def add(fn: Callable) -> Callable:
+            for case in cases:
+                name = f"variant-{case}"
+                self.items[name] = Check(name=name, kind="bug", engine=engine, signatures=tuple(signatures),
+                                         needs=tuple(needs), fn=lambda s, case=case: fn(s, case), variant=case,
+                                         doc=f"Variant {case!r}: {(fn.__doc__ or '').strip()}".strip(": "),
+                                         **tolerances)
+            return fn
+
+        return add
 
     def entry(self) -> Entry:
         """The entry, with every name the checks use validated against its front matter."""

@@ -5,6 +5,7 @@ Runs in one child process per entry (importing torch is most of the cost), never
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 from dataclasses import dataclass, field
@@ -24,8 +25,12 @@ class Case:
     opset: int = 13
     dynamo: bool = field(kw_only=True)  # required: torch 2.13's default exporter (dynamo) rewrites graphs
     trigger: bool = True  # False for control models, which must NOT contain the trigger pattern
+    # A variant (yielded by variants()) has no label: the engine run decides whether it is affected,
+    # and the entry's contract compares that with the trigger pattern.
+    variant: bool = False
     torchscript: bool = False  # also save a traced TorchScript file (for pnnx)
     export_kwargs: dict = field(default_factory=dict)
+    simplify: bool = False  # run onnxsim on the export, as many users do before converting
 
 
 def export_entry(repro: str, out: str) -> dict:
@@ -38,7 +43,8 @@ def export_entry(repro: str, out: str) -> dict:
     spec.loader.exec_module(module)
     outdir = Path(out)
     manifest: dict[str, dict] = {}
-    for case in module.cases():
+    variants = getattr(module, "variants", lambda: [])
+    for case in [*module.cases(), *(dataclasses.replace(v, variant=True) for v in variants())]:
         model = case.module.eval()
         with torch.no_grad():
             result = model(*case.inputs)
@@ -50,7 +56,9 @@ def export_entry(repro: str, out: str) -> dict:
                  **{n: t.numpy() for n, t in zip(case.input_names, case.inputs)})
         np.savez(outdir / f"{case.name}.reference.npz",
                  **{n: t.numpy() for n, t in zip(case.output_names, results)})
-        item = {"onnx": onnx_path.name, "trigger": case.trigger, "opset": case.opset, "dynamo": case.dynamo,
+        if case.simplify:
+            _simplify(onnx_path)
+        item = {"onnx": onnx_path.name, "trigger": None if case.variant else case.trigger, "variant": case.variant, "opset": case.opset, "dynamo": case.dynamo,
                 "inputs": {n: list(t.shape) for n, t in zip(case.input_names, case.inputs)},
                 "outputs": case.output_names}
         if case.torchscript:
@@ -60,3 +68,13 @@ def export_entry(repro: str, out: str) -> dict:
         manifest[case.name] = item
     (outdir / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def _simplify(path: Path) -> None:
+    import onnx
+    import onnxsim
+
+    model, ok = onnxsim.simplify(onnx.load(str(path)))
+    if not ok:
+        raise RuntimeError(f"onnxsim could not validate the simplified {path.name}")
+    onnx.save(model, str(path))

@@ -62,11 +62,19 @@ class Pred(Strict):
 
 
 class NodeSpec(Strict):
-    op: str | list[str] = "*"
+    op: str | list[str] = "*"  # an op type, or alternatives: [GRU, LSTM, RNN]
     custom: bool | None = None  # True: an op that ONNX itself does not define
+    # Attribute tests. An attribute that became an input in a later opset (ReduceMean's `axes` in 18)
+    # is read from that input when it is a constant: see `attr_inputs`.
     attrs: dict[str, Pred] = {}
+    attr_inputs: dict[str, int] = {}  # attribute -> the input slot that carries it in newer opsets
     graph_inputs: list[int] = []  # these input slots are fed directly by a model input
     const_inputs: list[int] = []  # these input slots are initializers or Constant outputs
+    computed_inputs: list[int] = []  # these input slots are computed by a node: neither constants nor model inputs
+    const_operand: bool = False  # some input is a constant, in either slot (commutative Mul/Add)
+    # Dimensions of constant inputs: slot -> dimension -> test, e.g. {1: {1: {gt: 1}}} for a
+    # ConvTranspose whose weight has more than one output channel per group (not depthwise).
+    const_dims: dict[int, dict[int, Pred]] = {}
 
     def ops(self) -> set[str] | None:
         if self.op == "*":
@@ -81,6 +89,9 @@ class Pattern(Strict):
     summary: str
     nodes: dict[str, NodeSpec] = Field(min_length=1)
     edges: list[tuple[str, str]] = []
+    # Ops that may sit on an edge without breaking it: shape-preserving elementwise ops users put
+    # between the two (Relu, SiLU's Sigmoid and Mul, a scalar Mul). Each has one computed input.
+    through: list[str] = []
     checks: list[str] = []  # the checks that measure this pattern: a match's status cites only these
 
     @model_validator(mode="after")
@@ -144,7 +155,8 @@ class GraphIndex:
         self.graph = graph
         self.nodes = list(graph.node)
         self.names = [n.name or f"{n.op_type}#{i}" for i, n in enumerate(self.nodes)]
-        own_consts = {t.name for t in graph.initializer} | {t.values.name for t in graph.sparse_initializer}
+        self.initializers = {t.name: t for t in graph.initializer}
+        own_consts = set(self.initializers) | {t.values.name for t in graph.sparse_initializer}
         # An input that has an initializer is a default value (exporters with keep_initializers_as_inputs
         # list every weight as an input): it is a constant, not something the user feeds.
         self.inputs = Scope({i.name for i in graph.input} - own_consts, outer.inputs if outer else None)
@@ -193,19 +205,83 @@ class GraphIndex:
         for slot in spec.const_inputs:
             if slot >= len(node.input) or node.input[slot] not in self.consts:
                 return False
+        for slot in spec.computed_inputs:
+            if slot >= len(node.input) or node.input[slot] not in self.producer or node.input[slot] in self.consts:
+                return False
+        if spec.const_operand and not any(t in self.consts for t in node.input if t):
+            return False
+        for slot, dims in spec.const_dims.items():
+            shape = self.const_shape(node.input[slot]) if slot < len(node.input) else None
+            if shape is None or any(d >= len(shape) or not p.test(shape[d]) for d, p in dims.items()):
+                return False
         if spec.attrs:
             attrs = self.attrs(i)
             for key, pred in spec.attrs.items():
                 value = attrs.get(key)
+                if value is None and key in spec.attr_inputs and spec.attr_inputs[key] < len(node.input):
+                    value = self.const_value(node.input[spec.attr_inputs[key]])
                 if isinstance(value, bytes):
                     value = value.decode()
                 if not pred.test(value):
                     return False
         return True
 
-    def feeds(self, a: int, b: int) -> bool:
-        outs = set(self.nodes[a].output)
-        return any(t in outs for t in self.nodes[b].input)
+    def _const(self, name: str):
+        """The TensorProto of a constant (an initializer, or a Constant node's value), or None."""
+        if name in self.initializers:
+            return self.initializers[name]
+        i = self.producer.get(name)
+        if i is not None and self.nodes[i].op_type == "Constant":
+            return next((a.t for a in self.nodes[i].attribute if a.name == "value"), None)
+        return None
+
+    def const_shape(self, name: str) -> list[int] | None:
+        t = self._const(name)
+        return list(t.dims) if t is not None else None
+
+    def const_value(self, name: str):
+        """A constant's value as a (nested) list, e.g. ReduceMean's axes input."""
+        import onnx.numpy_helper
+
+        t = self._const(name)
+        return None if t is None else onnx.numpy_helper.to_array(t).tolist()
+
+    def feeds(self, a: int, b: int, through: frozenset[str] = frozenset()) -> bool:
+        return b in self.downstream(a, through)
+
+    def downstream(self, a: int, through: frozenset[str] = frozenset(), depth: int = 8) -> set[int]:
+        """The nodes an output of `a` feeds, directly or through a chain of `through` ops."""
+        out: set[int] = set()
+        frontier = [a]
+        for _ in range(depth):
+            nxt = []
+            for n in frontier:
+                for c in {c for t in self.nodes[n].output for c in self.consumers.get(t, ())}:
+                    if c not in out:
+                        out.add(c)
+                        if self.nodes[c].op_type in through:
+                            nxt.append(c)
+            if not nxt:
+                break
+            frontier = nxt
+        return out
+
+    def upstream(self, b: int, through: frozenset[str] = frozenset(), depth: int = 8) -> set[int]:
+        """The nodes whose outputs feed `b`, directly or through a chain of `through` ops."""
+        out: set[int] = set()
+        frontier = [b]
+        for _ in range(depth):
+            nxt = []
+            for n in frontier:
+                for p in {self.producer[t] for t in self.nodes[n].input if t in self.producer}:
+                    if p not in out:
+                        out.add(p)
+                        if self.nodes[p].op_type in through:
+                            nxt.append(p)
+            if not nxt:
+                break
+            frontier = nxt
+        return out
 
     def seeds(self, spec: NodeSpec) -> list[int] | range:
         """The nodes whose op type `spec` allows: where a match can start."""
@@ -229,6 +305,7 @@ def match_graph(pattern: Pattern, index: GraphIndex) -> list[Match]:
     seeds = {name: index.seeds(spec) for name, spec in pattern.nodes.items()}
     start = min(pattern.nodes, key=lambda name: len(seeds[name]))
     order = pattern._order(start)
+    through = frozenset(pattern.through)
     found: dict[frozenset[int], Match] = {}
 
     def extend(k: int, placed: dict[str, int]) -> None:
@@ -243,12 +320,12 @@ def match_graph(pattern: Pattern, index: GraphIndex) -> list[Match]:
             return
         name = order[k]
         spec = pattern.nodes[name]
-        for cand in _candidates(pattern, index, name, placed):
+        for cand in _candidates(pattern, index, name, placed, through):
             if cand in placed.values() or not index.fits(cand, spec):
                 continue
             placed[name] = cand
             if all(
-                index.feeds(placed[a], placed[b]) for a, b in pattern.edges if a in placed and b in placed
+                index.feeds(placed[a], placed[b], through) for a, b in pattern.edges if a in placed and b in placed
             ):
                 extend(k + 1, placed)
             del placed[name]
@@ -259,13 +336,14 @@ def match_graph(pattern: Pattern, index: GraphIndex) -> list[Match]:
     return list(found.values())
 
 
-def _candidates(pattern: Pattern, index: GraphIndex, name: str, placed: dict[str, int]) -> list[int]:
-    """Graph nodes adjacent to an already placed neighbour of `name`, in graph order."""
+def _candidates(pattern: Pattern, index: GraphIndex, name: str, placed: dict[str, int],
+                through: frozenset[str]) -> list[int]:
+    """Graph nodes adjacent to an already placed neighbour of `name` (through `through` ops), in graph order."""
     for a, b in pattern.edges:
         if a == name and b in placed:
-            return sorted({index.producer[t] for t in index.nodes[placed[b]].input if t in index.producer})
+            return sorted(index.upstream(placed[b], through))
         if b == name and a in placed:
-            return sorted({c for t in index.nodes[placed[a]].output for c in index.consumers.get(t, ())})
+            return sorted(index.downstream(placed[a], through))
     return []
 
 
