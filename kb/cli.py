@@ -245,6 +245,25 @@ def explain(
     raise typer.Exit(explain_command(log, as_json))
 
 
+tools_app = typer.Typer(no_args_is_help=True, help="Engines that are not on PyPI, built from source.")
+app.add_typer(tools_app, name="tools")
+
+
+@tools_app.command("build")
+def tools_build(
+    tool: Annotated[str, typer.Argument(help="the tool to build: onnx2ncnn")] = "onnx2ncnn",
+    ncnn_src: Annotated[Optional[Path], typer.Option(help="an ncnn checkout to build from; default: kb's vendored copy of its tools/onnx")] = None,
+) -> None:
+    """Build onnx2ncnn into .kb/tools/ (cached by the sources' hash) and print its path."""
+    from kb.tools.build import COMMIT_FILE, build_onnx2ncnn
+
+    if tool != "onnx2ncnn":
+        raise KBError("kb tools build", f"unknown tool {tool!r}; known: onnx2ncnn")
+    binary = build_onnx2ncnn(ncnn_src)
+    print(binary)
+    err.print(f"onnx2ncnn from ncnn {(binary.parent / COMMIT_FILE).read_text().strip()[:7]}", highlight=False)
+
+
 site_app = typer.Typer(no_args_is_help=True, help="The documentation site.")
 app.add_typer(site_app, name="site")
 

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
+from kb import paths
 from kb.errors import KBError
 
 VENDORED = Path(__file__).resolve().parent / "ncnn_onnx"
@@ -49,11 +50,7 @@ def _install(packages: list[str]) -> str:
 
 
 def tools_dir(root: Path | None = None) -> Path:
-    if root is None:
-        from kb.entries import repo_root
-
-        root = repo_root()
-    return Path(root) / ".kb" / "tools"
+    return paths.state("tools", Path(root) if root else None)
 
 
 def _read_sources(src_dir: Path) -> dict[str, bytes]:

@@ -48,6 +48,13 @@ def onnx2ncnn_channel_ln(s):
     return s.ncnn.run(param, bin, "channel-ln", ["in0"], ["out0"])
 
 
+@checks.bug("onnx2ncnn", ["one-blob-only", "all-nan"], needs=["ncnn"])
+def onnx2ncnn_channel_ln_opset18(s):
+    """The same LayerNorm exported at opset 18, where ReduceMean's axes became an input."""
+    param, bin = s.onnx2ncnn.convert(s.artifacts.onnx("channel-ln-opset18"))
+    return s.ncnn.run(param, bin, "channel-ln-opset18", ["in0"], ["out0"])
+
+
 @checks.bug("onnx2ncnn", ["layernormalization-not-supported", "layernormalization-not-registered"], needs=["ncnn"])
 def onnx2ncnn_layernormalization(s):
     param, bin = s.onnx2ncnn.convert(s.artifacts.onnx("permute-ln"))
