@@ -41,6 +41,15 @@ def admm_origin_rnn(s):
     return quantized(s, "ADMM", "--useOriginRNNImpl")
 
 
+@checks.variants("mnn", BUG, ["gru-state-input", "gru-single-input", "gru-two-layers", "gru-state-unsqueeze",
+                              "gru-state-slice", "gru-opset17", "gru-onnxsim", "lstm-h0-c0", "lstm-single-input",
+                              "gru-dynamo", "conv1d-near-miss"], range_tol=0.1)
+def ema(s, case):
+    """mnnquant EMA on the default conversion (recurrent layers become a While loop from 3.4)."""
+    model = s.mnn.convert(case)
+    return s.mnn.run(s.mnn.quantize(model, s.mnn.sequence_calibration(case, "EMA"), name=f"{case}.EMA.mnn"))
+
+
 @checks.workaround("mnn", "weight-only-quantization", atol=0.01)
 def weight_quant_while(s):
     """--weightQuantBits 8: weights in int8, no calibration, features stay float."""
