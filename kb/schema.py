@@ -38,6 +38,23 @@ class Signature(Strict):
     # A real line as an engine prints it; searched for on the site, matched by `kb explain`.
     example: str | None = None
     summary: str
+    # The engine's message this signature is an instance of: repros/_messages/<message>.yaml, /messages/<id>/.
+    message: str | None = Field(None, pattern=SLUG)
+    # Regexes searched in the whole log (use (?s) to span lines) whose presence is specific to this
+    # entry, where the message alone is not. A named group `custom_op` counts only if the op it captures
+    # is not one ONNX (or onnxruntime) defines.
+    evidence: list[str] = []
+    evidence_summary: str = ""  # the evidence in words: what to look for in a log to confirm this entry
+
+    @field_validator("evidence")
+    @classmethod
+    def _evidence_compiles(cls, items: list[str]) -> list[str]:
+        for rx in items:
+            try:
+                re.compile(rx)
+            except re.error as e:
+                raise ValueError(f"bad regex {rx!r}: {e}") from None
+        return items
 
     @model_validator(mode="after")
     def _pattern_fits_kind(self) -> Signature:
@@ -54,6 +71,40 @@ class Signature(Strict):
 
     def regex(self) -> re.Pattern[str]:
         return re.compile(self.pattern or "")
+
+
+class Cause(Strict):
+    """An upstream cause of a message that is not an entry of its own (yet)."""
+
+    ref: str = Field(pattern=r"^[\w.-]+/[\w.-]+#\d+$")  # e.g. alibaba/MNN#2336
+    cause: str
+
+    @property
+    def url(self) -> str:
+        repo, num = self.ref.split("#")
+        return f"https://github.com/{repo}/issues/{num}"
+
+
+class Message(Strict):
+    """An engine's message, as the index of its known causes (repros/_messages/<id>.yaml)."""
+
+    id: str = Field(pattern=SLUG)  # stable address: /messages/<id>/
+    engines: list[Engine] = Field(min_length=1)
+    pattern: str  # the message with any argument
+    example: str  # a real line as an engine prints it
+    summary: str
+    generic: bool  # printed for many causes: seeing it alone attributes nothing
+    causes: list[Cause] = []
+
+    @model_validator(mode="after")
+    def _pattern_matches_example(self) -> Message:
+        try:
+            rx = re.compile(self.pattern)
+        except re.error as e:
+            raise ValueError(f"bad regex: {e}") from None
+        if not rx.search(self.example):
+            raise ValueError("pattern does not match its example")
+        return self
 
 
 class Workaround(Strict):
@@ -79,6 +130,15 @@ class Guard(Strict):
     note: str = ""
 
 
+class Chinese(Strict):
+    """A short Chinese summary written for the site's search: title, then keywords of each section."""
+
+    title: str
+    symptom: str
+    cause: str
+    workaround: str
+
+
 class EntryMeta(Strict):
     id: str = Field(pattern=r"^KB\d{3}$")  # stable short id, never reused
     title: str
@@ -93,6 +153,8 @@ class EntryMeta(Strict):
     workarounds: list[Workaround] = []
     aliases: list[str] = []  # former slugs, kept as redirects
     guard: Guard | None = None  # a regression guard: declared, not inferred from tags
+    synonyms: list[str] = []  # the words users write for it (e.g. deconvolution, 反卷积): searched on the site
+    zh: Chinese | None = None  # a Chinese summary, shown and searched on the site
 
     @field_validator("signatures", "workarounds", "trigger")
     @classmethod

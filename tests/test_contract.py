@@ -1,4 +1,6 @@
-"""`pytest repros/` end to end: outcomes a user reads at a glance, and committed files left alone."""
+"""`pytest repros/` end to end: outcomes a user reads at a glance, and committed files left alone.
+
+Every test runs on fixture entries (tests/corpus), whose checks drive onnxruntime only."""
 
 import hashlib
 import json
@@ -8,7 +10,15 @@ import sys
 
 import yaml
 
-ENTRY = "mnn-grouped-convtranspose-bn-fusion"
+GUARD = "fake-silu-guard"  # KB902: its bug check is fixed, as accepted
+BUG = "fake-custom-op-broadcast"  # KB901: reproduces through a log signature; a workaround that works
+NAN = "fake-pow-nan"  # KB903: reproduces through NaN outputs
+
+
+def ort_version():
+    from kb import engines
+
+    return engines.version("onnxruntime")
 
 
 def pytest_run(corpus, *args):
@@ -17,19 +27,32 @@ def pytest_run(corpus, *args):
                            str(corpus / "repros"), *args], capture_output=True, text=True, cwd=corpus, env=env)
 
 
+def kb(corpus, *args, **env):
+    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True,
+                          env={**os.environ, "KB_ROOT": str(corpus), **env})
+
+
 def digest(folder):
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def set_expected(folder, check, **fields):
+    """Change every accepted version of `check`."""
     path = folder / "expected.yaml"
     data = yaml.safe_load(path.read_text())
-    data[check]["3.6.1"].update(fields)
+    for accepted in data[check].values():
+        accepted.update(fields)
     path.write_text(yaml.safe_dump(data))
 
 
-def test_accepted_results_pass_and_nothing_committed_changes(copy_entry, corpus):
-    folder = copy_entry(ENTRY)
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text, f"{path} no longer contains {old!r}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_accepted_results_pass_and_nothing_committed_changes(fixture_entry, corpus):
+    folder = fixture_entry(GUARD)
     before = digest(folder)
     p = pytest_run(corpus)
     assert p.returncode == 0, p.stdout
@@ -38,90 +61,120 @@ def test_accepted_results_pass_and_nothing_committed_changes(copy_entry, corpus)
     assert list((corpus / ".kb" / "records").glob("*.jsonl"))  # but the run was recorded
 
 
-def test_a_known_bug_now_fixed_fails_and_says_how_to_accept(copy_entry, corpus):
-    folder = copy_entry(ENTRY)
-    set_expected(folder, "grouped-bn", verdict="reproduces", signature="drift")
-    p = pytest_run(corpus, "-k", "grouped-bn and not uneven")
+def test_a_known_bug_now_fixed_fails_and_says_how_to_accept(fixture_entry, corpus):
+    folder = fixture_entry(GUARD)
+    set_expected(folder, "silu", verdict="reproduces", signature="drift")
+    p = pytest_run(corpus, "-k", "silu")
     assert p.returncode == 1
-    assert "FIXED: mnn-grouped-convtranspose-bn-fusion/grouped-bn was reproduces [drift]" in p.stdout
-    assert f"kb accept {ENTRY} --check grouped-bn" in p.stdout
+    assert f"FIXED: {GUARD}/silu was reproduces [drift]" in p.stdout
+    assert f"kb accept {GUARD} --check silu" in p.stdout
 
 
-def test_still_reproducing_is_an_expected_failure_naming_the_version(copy_entry, corpus):
-    copy_entry("mnn-groupnorm-unregistered-custom-op")
-    p = pytest_run(corpus, "-k", "allow-custom-op")
+def test_still_reproducing_is_an_expected_failure_naming_the_version(fixture_corpus):
+    p = pytest_run(fixture_corpus, "-k", "convert or sqrt")
     assert p.returncode == 0, p.stdout
-    assert "XFAIL" in p.stdout and "reproduces [broadcast-error] on mnn 3.6.1" in p.stdout
+    assert p.stdout.count("XFAIL") == 2
+    assert f"reproduces [broadcast-error] on onnxruntime {ort_version()}" in p.stdout  # a log signature
+    assert f"reproduces [all-nan] on onnxruntime {ort_version()}" in p.stdout  # NaN outputs
 
 
-def test_select_by_marker(copy_entry, corpus):
-    copy_entry("mnn-groupnorm-unregistered-custom-op")
-    p = pytest_run(corpus, "-m", "workaround", "--collect-only")
-    assert "export-standard-ops" in p.stdout and "allow-custom-op" not in p.stdout
+def test_select_by_marker(fixture_corpus):
+    p = pytest_run(fixture_corpus, "-m", "workaround", "--collect-only")
+    assert "test_check[standard-ops]" in p.stdout
+    assert "test_check[convert]" not in p.stdout and "test_check[silu]" not in p.stdout
 
 
-def test_a_reproducer_that_lost_its_trigger_judges_no_engine(copy_entry, corpus):
-    folder = copy_entry(ENTRY)
-    repro = folder / "repro.py"
-    repro.write_text(repro.read_text().replace("DeconvBN(8, 16, groups=4)", "DeconvBN(8, 16, groups=1)"))
-    p = pytest_run(corpus, "-k", "grouped-bn and not uneven")
+def test_entries_are_collected_without_a_test_function_and_the_old_style_still_works(fixture_corpus):
+    old_style = fixture_corpus / "repros" / GUARD / "test_checks.py"
+    old_style.write_text(old_style.read_text() + "\n\ntest_check = checks.pytest()\n")
+    p = pytest_run(fixture_corpus, "--collect-only")
+    assert p.returncode == 0, p.stdout
+    ids = {ln.strip().removeprefix("repros/") for ln in p.stdout.splitlines() if "::" in ln}
+    assert {f"{BUG}/test_checks.py::test_check[convert]", f"{BUG}/test_checks.py::test_check[standard-ops]",
+            f"{NAN}/test_checks.py::test_check[sqrt]", f"{GUARD}/test_checks.py::test_check[silu]"} <= ids
+    assert all(i.endswith("]") and "/test_checks.py::test_check[" in i for i in ids)
+
+
+def test_a_reproducer_that_lost_its_trigger_judges_no_engine(fixture_entry, corpus):
+    folder = fixture_entry(NAN)
+    edit(folder / "repro.py", "d.abs() if self.safe else d", "d.abs()")  # the trigger case is now a control
+    p = pytest_run(corpus, "-k", "sqrt")
     assert p.returncode == 1
-    assert "case 'grouped-bn' exported without the trigger pattern" in p.stdout
+    assert "case 'sqrt' exported without the trigger pattern" in p.stdout
 
 
-def test_kb_check_json(copy_entry, corpus):
-    copy_entry(ENTRY)
-    env = {**os.environ, "KB_ROOT": str(corpus)}
-    p = subprocess.run([sys.executable, "-m", "kb", "check", ENTRY, "--check", "grouped-bn", "--json"],
-                       capture_output=True, text=True, env=env)
+def test_kb_check_json(fixture_entry, corpus):
+    fixture_entry(GUARD)
+    p = kb(corpus, "check", GUARD, "--check", "silu", "--json")
     assert p.returncode == 0, p.stderr
     (row,) = json.loads(p.stdout)
     assert {"entry", "check", "kind", "engine", "engine_version", "verdict", "detail"} <= set(row)
-    assert (row["entry"], row["check"], row["kind"], row["engine"]) == (ENTRY, "grouped-bn", "bug", "mnn")
+    assert (row["entry"], row["check"], row["kind"], row["engine"]) == (GUARD, "silu", "bug", "onnxruntime")
     assert row["verdict"] == "fixed" and row["versions"]["torch"].startswith("2.13.0")
 
 
-def test_a_corrupt_cached_model_is_exported_again(copy_entry, corpus, tmp_path):
-    copy_entry(ENTRY)
-    env = {**os.environ, "KB_ROOT": str(corpus), "KB_CACHE": str(tmp_path / "cache")}
-    argv = [sys.executable, "-m", "kb", "check", ENTRY, "--check", "grouped-bn", "--json"]
-    assert subprocess.run(argv, capture_output=True, env=env).returncode == 0
-    (model,) = (tmp_path / "cache").glob("*/*/grouped-bn.onnx")
+def test_a_corrupt_cached_model_is_exported_again(fixture_entry, corpus, tmp_path):
+    import shutil
+
+    from kb.artifacts import prepare
+    from kb.entries import load_entry
+
+    folder = fixture_entry(GUARD)
+    arts = prepare(load_entry(folder))  # from the shared cache: a private copy costs no export
+    cache = tmp_path / "cache"
+    shutil.copytree(arts.dir, cache / GUARD / arts.dir.name)
+    (model,) = cache.glob("*/*/silu.onnx")
     model.write_bytes(model.read_bytes()[:100])  # truncated
-    p = subprocess.run(argv, capture_output=True, text=True, env=env)
+    p = kb(corpus, "check", GUARD, "--check", "silu", "--json", KB_CACHE=str(cache))
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)[0]["verdict"] == "fixed"
+    assert model.stat().st_size > 100  # exported again
 
 
-def test_a_check_with_a_bug_is_one_line_error(copy_entry, corpus):
-    folder = copy_entry(ENTRY)
-    test = folder / "test_checks.py"
-    test.write_text(test.read_text().replace('s.mnn.convert("grouped-bn")', 's.mnn.convert("grouped-nb")', 1))
-    p = pytest_run(corpus, "-k", "grouped-bn and not uneven")
+def test_a_check_with_a_bug_is_one_line_error(fixture_entry, corpus):
+    folder = fixture_entry(GUARD)
+    edit(folder / "test_checks.py", 's.artifacts.onnx("silu")', 's.artifacts.onnx("sliu")')
+    p = pytest_run(corpus, "-k", "silu")
     assert p.returncode == 1
-    assert "test_checks.py: check 'grouped-bn' raised KeyError" in p.stdout and "Traceback" not in p.stdout
+    assert "test_checks.py: check 'silu' raised KeyError" in p.stdout and "Traceback" not in p.stdout
 
 
-def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(copy_entry, corpus):
+def test_a_check_that_returns_nothing_is_an_error_not_fixed(fixture_entry):
+    """Every step passed but nothing was compared: no silent `fixed`."""
+    from kb.checks import load_checks
+    from kb.entries import load_entry
+    from kb.harness import run_check
+
+    folder = fixture_entry(GUARD)
+    edit(folder / "test_checks.py", "    return s.onnxruntime.run(", "    s.onnxruntime.run(")
+    checks = load_checks(load_entry(folder))
+    rec = run_check(checks.entry(), checks.items["silu"])
+    assert rec.verdict == "error"
+    assert "test_checks.py: check 'silu' returned no outputs" in rec.detail
+
+
+def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(fixture_entry, corpus):
     from datetime import datetime, timezone
 
     from kb import versions
     from kb.records import Record, RecordStore
 
-    folder = copy_entry("ncnn-onnx2ncnn-layernorm")
+    folder = fixture_entry(BUG)
+    # the workaround now also drives a second engine (data for this test only)
+    edit(folder / "test_checks.py", '@checks.workaround("onnxruntime", "standard-ops")',
+         '@checks.workaround("onnxruntime", "standard-ops", needs=["ncnn"])')
     (folder / "expected.yaml").unlink()
     here = versions.environment()
 
     def rec(ncnn, verdict):
-        return Record(id=Record.new_id(), entry="ncnn-onnx2ncnn-layernorm", check="pnnx-onnx-permute-ln",
-                      kind="workaround", engine="pnnx", engine_version=here["pnnx"], verdict=verdict, detail="",
+        return Record(id=Record.new_id(), entry=BUG, check="standard-ops", kind="workaround", engine="onnxruntime",
+                      engine_version=here["onnxruntime"], verdict=verdict, detail="",
                       versions=here | {"ncnn": ncnn}, platform="p", started=datetime.now(timezone.utc), duration=0)
 
     store = RecordStore(corpus / ".kb" / "records")
     store.append(rec(here["ncnn"], "works"))
     store.append(rec("1.0.20230517", "broken"))  # newer, but from a matrix over ncnn
-    env = {**os.environ, "KB_ROOT": str(corpus)}
-    p = subprocess.run([sys.executable, "-m", "kb", "accept"], capture_output=True, text=True, env=env)
+    p = kb(corpus, "accept")
     assert p.returncode == 0 and "1 records made with other versions of a needed engine" in p.stderr
     accepted = yaml.safe_load((folder / "expected.yaml").read_text())
-    assert accepted["pnnx-onnx-permute-ln"][here["pnnx"]]["verdict"] == "works"
+    assert accepted["standard-ops"][here["onnxruntime"]]["verdict"] == "works"

@@ -1,18 +1,21 @@
-"""A broken entry is reported on one line naming its file and field."""
+"""A broken entry is reported on one line naming its file and field; `kb new` scaffolds a loadable one."""
 
+import os
 import subprocess
 import sys
 
 import pytest
 
+from kb.checks import load_checks
 from kb.entries import load_all, load_entry
 from kb.errors import KBError
-from kb.harness import load_checks
+
+GUARD = "fake-silu-guard"  # KB902, the smallest fixture entry
 
 
-def test_the_corpus_loads():
+def test_the_corpus_loads(fixture_corpus):
     entries = load_all()
-    assert len(entries) >= 5
+    assert {"KB901", "KB902", "KB903"} <= {e.meta.id for e in entries}
     assert len({e.meta.id for e in entries}) == len(entries)
     for e in entries:
         load_checks(e)  # checks name only declared signatures, workarounds and engines
@@ -26,15 +29,15 @@ def edit_page(folder, old, new):
 
 
 @pytest.mark.parametrize("old, new, problem", [
-    ("id: KB002", "id: 2", "field 'id'"),
+    ("id: KB902", "id: 902", "field 'id'"),
     ("symptom: wrong-output", "symptom: sad", "field 'symptom'"),
     ("    kind: mismatch", "    kind: smell", "field 'signatures.0.kind'"),
-    ("engines: [mnn]", "engines: [mnn", "front matter is not valid YAML"),
-    ("      bn: {op: BatchNormalization}\n    edges: [[deconv, bn]]", "      bn: {op: BatchNormalization}\n    edges: [[deconv, nope]]",
-     "edge names unknown node"),
+    ("engines: [onnxruntime]", "engines: [onnxruntime", "front matter is not valid YAML"),
+    ("engines: [onnxruntime]", "engines: [tensorrt]", "unknown engine 'tensorrt'"),
+    ("    edges: [[sigmoid, mul]]", "    edges: [[sigmoid, nope]]", "edge names unknown node"),
 ])
-def test_broken_front_matter(copy_entry, old, new, problem):
-    folder = copy_entry("mnn-grouped-convtranspose-bn-fusion")
+def test_broken_front_matter(fixture_entry, old, new, problem):
+    folder = fixture_entry(GUARD)
     edit_page(folder, old, new)
     with pytest.raises(KBError) as e:
         load_entry(folder)
@@ -42,32 +45,75 @@ def test_broken_front_matter(copy_entry, old, new, problem):
     assert "\n" not in str(e.value)
 
 
-def test_log_signature_must_match_its_example(copy_entry):
-    folder = copy_entry("mnn-groupnorm-unregistered-custom-op")
+def test_log_signature_must_match_its_example(fixture_entry):
+    folder = fixture_entry("fake-custom-op-broadcast")
     edit_page(folder, r"pattern: 'Broad cast error, dim1 = \d+, dim2 = \d+'", "pattern: 'Broadcast error'")
     with pytest.raises(KBError, match="does not match its example"):
         load_entry(folder)
 
 
-def test_check_naming_an_unknown_signature(copy_entry):
-    folder = copy_entry("mnn-grouped-convtranspose-bn-fusion")
+def test_check_naming_an_unknown_signature(fixture_entry):
+    folder = fixture_entry(GUARD)
     test = folder / "test_checks.py"
     test.write_text(test.read_text().replace('["drift"]', '["drfit"]', 1))
-    with pytest.raises(KBError, match=r"test_checks.py: check 'grouped-bn' names unknown signature 'drfit'"):
+    with pytest.raises(KBError, match=r"test_checks.py: check 'silu' names unknown signature 'drfit'"):
         load_checks(load_entry(folder))
 
 
-def test_missing_reproducer(copy_entry):
-    folder = copy_entry("mnn-grouped-convtranspose-bn-fusion")
+def test_missing_reproducer(fixture_entry):
+    folder = fixture_entry(GUARD)
     (folder / "repro.py").unlink()
     with pytest.raises(KBError, match="repro.py: missing"):
         load_entry(folder)
 
 
-def test_cli_reports_a_broken_entry_in_one_line(copy_entry):
-    folder = copy_entry("mnn-grouped-convtranspose-bn-fusion")
+def kb(*args):
+    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True, env=os.environ)
+
+
+def test_cli_reports_a_broken_entry_in_one_line(fixture_entry):
+    folder = fixture_entry(GUARD)
     edit_page(folder, "symptom: wrong-output", "symptom: sad")
-    p = subprocess.run([sys.executable, "-m", "kb", "list"], capture_output=True, text=True)
+    p = kb("list")
     assert p.returncode == 2
     assert p.stderr.count("\n") == 1 and "README.md: field 'symptom'" in p.stderr
     assert "Traceback" not in p.stderr + p.stdout
+
+
+def test_kb_new_scaffolds_an_entry_that_loads_and_says_what_to_write(fixture_corpus):
+    from kb import engines
+    from kb.harness import run_check
+
+    slug = "fake-einsum-three-operands"
+    p = kb("new", slug, "--engine", "mnn")
+    assert p.returncode == 0, p.stderr
+    folder = fixture_corpus / "repros" / slug
+    assert sorted(f.name for f in folder.iterdir()) == ["README.md", "repro.py", "test_checks.py"]
+    listed = kb("list")
+    assert listed.returncode == 0, listed.stderr
+    assert "KB904" in listed.stdout and slug in listed.stdout  # the next free id
+    entry = load_entry(folder)
+    assert (entry.meta.id, entry.meta.engines) == ("KB904", ["mnn"])
+    checks = load_checks(entry)
+    (check,) = checks.items.values()
+    assert check.engine == "mnn"
+    rec = run_check(entry, check)
+    if engines.missing("mnn"):
+        assert rec.verdict == "skipped"
+        return
+    assert rec.verdict == "error"
+    assert f"NotImplementedError: repros/{slug}/repro.py: write the model" in rec.detail
+
+
+@pytest.mark.parametrize("slug, engine, problem", [
+    (GUARD, "mnn", "already exists"),
+    ("Not_A_Slug", "mnn", "not a valid slug"),
+    ("fake-new-entry", "tensorrt", "unknown engine 'tensorrt'"),
+])
+def test_kb_new_refuses_bad_input(fixture_corpus, slug, engine, problem):
+    from kb.scaffold import new_entry
+
+    before = sorted(p.relative_to(fixture_corpus) for p in fixture_corpus.rglob("*"))
+    with pytest.raises(KBError, match=problem):
+        new_entry(slug, engine)
+    assert sorted(p.relative_to(fixture_corpus) for p in fixture_corpus.rglob("*")) == before  # nothing written

@@ -1,4 +1,6 @@
-"""`kb explain`: real-looking logs lead to the right entries, best first; bad logs get one line."""
+"""`kb explain`: logs lead to the right entries, and say how sure: `match` only on evidence specific to
+an entry, `possible` for generic messages; bad logs get one line. Runs on the fixture corpus
+(tests/corpus): KB901 and KB903 share the generic message `fake-broadcast-error`."""
 
 import io
 import json
@@ -7,23 +9,28 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
+from kb import messages
 from kb.entries import load_all
 from kb.errors import KBError
 from kb.match import codes, logfile
 from kb.match.explain import explain_command, literal_chars
 
 ROOT = Path(__file__).resolve().parent.parent
-KB001 = "mnn-groupnorm-unregistered-custom-op"
-KB003 = "mnn-qdq-input-permutation"
-KB004 = "ncnn-onnx2ncnn-layernorm"
-KB005 = "mnn-multi-input-gru-quantization"
+FIXTURES = Path(__file__).resolve().parent / "corpus"
+CUSTOM = "fake-custom-op-broadcast"  # KB901: a custom op (evidence), a generic broadcast message
+NAN = "fake-pow-nan"  # KB903: the same generic broadcast message, engine ncnn
+GUARD = "fake-silu-guard"  # KB902: only a mismatch signature (a symptom), engine onnxruntime
+BROADCAST = "Broad cast error, dim1 = 8, dim2 = 4"
+KEYS = {"entry", "confidence", "line", "url", "message", "id", "title", "score", "line_number", "signature",
+        "signatures", "evidence"}
 
 
 @pytest.fixture
-def explain(tmp_path, capsys):
-    """Write the log (text, or bytes as they are), run explain_command; return (code, rows), or
-    (code, text) for as_json=False. What went to stderr is kept in run.err."""
+def explain(fixture_corpus, tmp_path, capsys):
+    """Write the log (text, or bytes as they are), run explain_command on the fixture corpus; return
+    (code, rows), or (code, text) for as_json=False. What went to stderr is kept in run.err."""
 
     def run(log, as_json=True):
         path = tmp_path / "build.log"
@@ -33,6 +40,7 @@ def explain(tmp_path, capsys):
         run.err = out.err
         return code, json.loads(out.out) if as_json else out.out
 
+    run.root = fixture_corpus
     return run
 
 
@@ -40,9 +48,21 @@ def entries_of(rows):
     return [r["entry"] for r in rows]
 
 
-# ---- every log signature of the corpus, as it shows up in real logs ---------------------------
+def confidences(rows):
+    return {r["entry"]: r["confidence"] for r in rows}
 
-LOG_SIGNATURES = [(e.slug, s) for e in load_all() for s in e.meta.signatures if s.kind == "log" and s.example]
+
+def add_signature(root: Path, slug: str, yaml_text: str) -> None:
+    """Append a signature to a fixture entry's front matter, in the temporary corpus."""
+    page = root / "repros" / slug / "README.md"
+    text = page.read_text(encoding="utf-8")
+    head, rest = text.split("\nsignatures:\n", 1)
+    page.write_text(f"{head}\nsignatures:\n{yaml_text}{rest}", encoding="utf-8")
+
+
+# ---- every log signature's example leads to its entry -------------------------------------------
+
+LOG_SIGNATURES = [(e.slug, s) for e in load_all(FIXTURES) for s in e.meta.signatures if s.kind == "log" and s.example]
 
 
 def decorated(line):
@@ -56,109 +76,147 @@ def test_each_signature_example_leads_to_its_entry(slug, sig, explain):
     log = "Start to Convert Other Model Format To MNN Model...\r\n" + decorated(sig.example) + "Done\r\n"
     code, rows = explain(log)
     assert code == codes.FOUND
-    best = rows[0]["score"]
-    assert slug in [r["entry"] for r in rows if r["score"] == best]  # at the top (ties: a shared message)
     row = next(r for r in rows if r["entry"] == slug)
+    assert set(row) == KEYS
     assert row["line_number"] == 2
     assert sig.example in row["line"] and "\x1b" not in row["line"]
     assert row["url"] == f"http://127.0.0.1:8000/{slug}/"
 
 
-# ---- other names and numbers than the reproducer's ---------------------------------------------
+# ---- confidence: generic messages are `possible`, evidence is a `match` --------------------------
 
-@pytest.mark.parametrize("line, slug", [
-    ("Broad cast error, dim1 = 512, dim2 = 64", KB001),
-    ("These Op Not Support: ONNX::DeformConv2dCustom", KB001),
-    ("Error for compute convolution shape, inputCount:1, outputCount:32, KH:7, KW:7, group:1", KB003),
-    ("inputChannel: 3, batch:1, width:640, height:640. Input data channel may be mismatch", KB003),
-    ("Reshape error: 16 -> 256", KB005),
-    ("Can't find input extraTensorDescribe for /decoder/rnn/GRU_output_0", KB005),
-    ("layer LayerNormalization not exists or registered", KB004),
-])
-def test_other_numbers_and_names(line, slug, explain):
-    code, rows = explain(f"14:02:11.801 [main] {line} (at /opt/build/src/file.cpp:88)\n")
-    assert code == codes.FOUND and rows[0]["entry"] == slug
+def test_a_generic_message_alone_is_only_possible(explain):
+    code, rows = explain(f"14:02:11.801 [main] {BROADCAST} (at /opt/build/src/file.cpp:88)\n")
+    assert code == codes.FOUND  # something is reported, though nothing is attributed
+    assert confidences(rows) == {CUSTOM: "possible", NAN: "possible"}
+    for r in rows:
+        assert r["message"] == "http://127.0.0.1:8000/messages/fake-broadcast-error/"
+        assert r["signatures"][0]["generic"] is True and r["evidence"] == []
 
 
-def test_a_python_traceback(explain):
-    log = """Traceback (most recent call last):
-  File "/home/me/deploy/run_mnn.py", line 41, in <module>
-    out = interpreter.runSession(session)
-  File "/home/me/.venv/lib/python3.10/site-packages/MNN/__init__.py", line 120, in runSession
-    raise RuntimeError(msg)
-RuntimeError: Broad cast error, dim1 = 384, dim2 = 192
-"""
-    code, rows = explain(log)
-    assert entries_of(rows) == [KB001]
-    assert rows[0]["line_number"] == 6 and rows[0]["line"].startswith("RuntimeError: Broad cast error")
+def test_other_numbers_still_find_the_message(explain):
+    _, rows = explain("RuntimeError: Broad cast error, dim1 = 384, dim2 = 192\n")
+    assert set(entries_of(rows)) == {CUSTOM, NAN} and {r["confidence"] for r in rows} == {"possible"}
+    assert rows[0]["line"].startswith("RuntimeError: Broad cast error")
 
 
-def test_a_pytest_failure(explain):
-    log = """============================= test session starts ==============================
-collected 3 items
-
-tests/test_deploy.py ..F                                                 [100%]
-
-=================================== FAILURES ===================================
-_______________________________ test_ncnn_runs _________________________________
-
-    def test_ncnn_runs():
-        net = ncnn.Net()
->       assert net.load_param("model.param") == 0
-E       assert -1 == 0
------------------------------ Captured stderr call -----------------------------
-layer LayerNormalization not exists or registered
-=========================== short test summary info ============================
-FAILED tests/test_deploy.py::test_ncnn_runs - assert -1 == 0
-"""
-    code, rows = explain(log)
-    assert entries_of(rows) == [KB004]
-    assert rows[0]["signature"] == "layernormalization-not-registered"
+def test_evidence_across_lines_makes_a_match_and_ranks_it_first(explain):
+    log = "mnnconvert -f ONNX --modelFile a.onnx --MNNModel a.mnn --allowCustomOp\nConverted Success!\n" + BROADCAST + "\n"
+    _, rows = explain(log)
+    assert [(r["entry"], r["confidence"]) for r in rows] == [(CUSTOM, "match"), (NAN, "possible")]
+    best = rows[0]
+    assert best["evidence"] == [{"signature": "broadcast-error", "line_number": 1, "line": best["line"]}]
+    assert best["line_number"] == 1 and "--allowCustomOp" in best["line"]
 
 
-def test_a_log_mixing_several_problems_ranks_them(explain):
-    log = "\n".join([
-        "[15:49:46] :220: These Op Not Support: ONNX::QLinearConv",  # another problem's step, same message
-        "mnnconvert -f ONNX --modelFile a.onnx --MNNModel a.mnn --allowCustomOp",
-        "Broad cast error, dim1 = 256, dim2 = 128",
-        "Compute Shape Error for /gn/Mul_output_0",
-        "Can't run session because not resized",
-        "onnx2ncnn b.onnx b.param b.bin",
-        "LayerNormalization not supported yet!",
-        "layer LayerNormalization not exists or registered",
-    ]) + "\n"
-    code, rows = explain(log)
-    assert entries_of(rows)[:2] == [KB001, KB004]  # three and two signatures
-    assert KB003 in entries_of(rows)  # shares "Compute Shape Error", so it is listed, lower
-    assert rows[0]["score"] > rows[-1]["score"]
-    kb001 = rows[0]
-    assert {s["id"] for s in kb001["signatures"]} == {"unsupported-op", "broadcast-error", "compute-shape-error"}
+def test_a_custom_op_is_evidence(explain):
+    _, rows = explain("These Op Not Support: ONNX::FakeWidget\nConverted Failed!\n")
+    assert [(r["entry"], r["confidence"]) for r in rows] == [(CUSTOM, "match")]
+    assert rows[0]["message"] == "http://127.0.0.1:8000/messages/fake-op-not-support/"
+
+
+@pytest.mark.parametrize("op", ["IsNaN", "GridSample", "GroupQueryAttention"],
+                         ids=["onnx", "onnx-opset16", "onnxruntime-contrib"])
+def test_an_op_onnx_or_onnxruntime_defines_is_no_custom_op(op, explain):
+    _, rows = explain(f"These Op Not Support: ONNX::{op}\n")
+    assert confidences(rows) == {CUSTOM: "possible"}
+
+
+def test_a_signature_whose_message_is_not_generic_is_a_match(explain):
+    (explain.root / "repros" / "_messages" / "fake-describe.yaml").write_text(yaml.safe_dump({
+        "id": "fake-describe", "engines": ["mnn"], "pattern": r"Can't find input fakeDescribe for \S+",
+        "example": "Can't find input fakeDescribe for t0", "summary": "only one cause prints it", "generic": False}))
+    add_signature(explain.root, NAN, "  - id: describe\n    kind: log\n    pattern: 'fakeDescribe for \\S+'\n"
+                                     "    example: \"Can't find input fakeDescribe for t0\"\n    summary: s\n"
+                                     "    message: fake-describe\n")
+    _, rows = explain(f"{BROADCAST}\nCan't find input fakeDescribe for /x/y\n")
+    assert [(r["entry"], r["confidence"]) for r in rows] == [(NAN, "match"), (CUSTOM, "possible")]
+    assert rows[0]["signature"] == "describe" and rows[0]["line_number"] == 2
+
+
+def test_a_cited_message_missing_from_the_index_is_an_error(explain):
+    add_signature(explain.root, NAN, "  - id: lost\n    kind: log\n    pattern: 'lost'\n    summary: s\n"
+                                     "    message: no-such-message\n")
+    with pytest.raises(KBError) as e:
+        explain("lost\n")
+    assert "fake-pow-nan/README.md" in str(e.value) and "signatures.0.message" in str(e.value)
+
+
+# ---- symptoms many causes share: no result on their own -------------------------------------------
+
+def test_a_bare_segfault_is_not_pinned_on_an_entry(explain):
+    assert explain("python infer.py\nSegmentation fault (core dumped)\n") == (codes.NOTHING_FOUND, [])
+
+
+def test_a_long_symptom_pattern_alone_is_no_result(explain):
+    # KB902's mismatch pattern is long enough to count without its engine named, but it is a symptom:
+    # alone, even with the engine named, it does not make a result.
+    for log in ("TESTERROR silu value error : absMaxV:1.2 - DiffMax 0.9\n",
+                "onnxruntime 1.20\nTESTERROR silu value error : absMaxV:1.2 - DiffMax 0.9\n"):
+        assert explain(log) == (codes.NOTHING_FOUND, [])
+
+
+def test_a_symptom_counts_with_the_engine_and_another_signature(explain):
+    add_signature(explain.root, GUARD, "  - id: crash\n    kind: crash\n    pattern: 'SIGSEGV'\n"
+                                       "    example: 'Segmentation fault (core dumped)'\n    summary: s\n")
+    log = "TESTERROR silu value error : absMaxV:1.2 - DiffMax 0.9\nSegmentation fault (core dumped)\n"
+    assert explain(log) == (codes.NOTHING_FOUND, [])  # two symptoms, but the engine is not named
+    code, rows = explain("onnxruntime 1.20\n" + log)
+    assert code == codes.FOUND and [(r["entry"], r["confidence"]) for r in rows] == [(GUARD, "possible")]
+    assert all(s["weak"] for s in rows[0]["signatures"])
+
+
+def test_specificity_counts_fixed_text_only():
+    assert literal_chars(r"Reshape error: \d+ -> \d+") == len("Reshape error:  -> ")
+    assert literal_chars("SIGSEGV") == 7
+    assert literal_chars(r"absMaxV:[\d.]+ - DiffMax [\d.]+") == len("absMaxV: - DiffMax ")
+
+
+# ---- text output -------------------------------------------------------------------------------------
+
+def test_text_output_says_a_generic_message_is_ambiguous(explain):
+    code, out = explain(f"{BROADCAST}\n", as_json=False)
+    assert code == codes.FOUND
+    assert out.split(": ", 1)[1].startswith("2 known problems are possible (generic messages only), best first")
+    assert "[possible]" in out and "[match]" not in out
+    assert f"line 1 [broadcast-error, a generic message]: {BROADCAST}" in out
+    assert ("to confirm it, check that the op listed is not one ONNX defines; "
+            "or the model was converted with --allowCustomOp") in out
+    assert f'The message "{BROADCAST}" is ambiguous: 3 known causes print it (KB901, KB903 here, and 1 upstream)' in out
+    assert "example/fake#3: a made-up model exported without dynamic shapes" in out
+    assert "what tells them apart: http://127.0.0.1:8000/messages/fake-broadcast-error/" in out
+    assert f"page: http://127.0.0.1:8000/{CUSTOM}/" in out
+
+
+def test_text_output_of_a_match(explain):
+    _, out = explain(f"--allowCustomOp\n{BROADCAST}\n", as_json=False)
+    assert "build.log: 1 known problem matches this log and 1 more is possible" in out
+    assert "1. KB901" in out and out.index("[match]") < out.index("[possible]")
+    assert "line 1 [evidence for broadcast-error]: --allowCustomOp" in out
 
 
 def test_repeated_lines_are_counted_not_repeated(explain):
-    _, rows = explain("Compute Shape Error for a\n" * 3 + "Broad cast error, dim1 = 2, dim2 = 1\n")
-    sig = next(s for s in rows[0]["signatures"] if s["id"] == "compute-shape-error")
+    _, rows = explain(f"{BROADCAST}\n" * 3)
+    sig = rows[0]["signatures"][0]
     assert sig["count"] == 3 and sig["line_number"] == 1
 
 
-# ---- encodings and line ends -----------------------------------------------------------------
+# ---- encodings and line ends -----------------------------------------------------------------------
 
 def test_windows_line_ends_and_utf16(explain):
-    text = "PS C:\\m> mnnconvert ...\r\nReshape error: 1 -> 64\r\nCan't find input extraTensorDescribe for h\r\n"
+    text = f"PS C:\\m> mnnconvert ... --allowCustomOp\r\nThese Op Not Support: ONNX::FakeWidget\r\n{BROADCAST}\r\n"
     code, rows = explain(text.encode("utf-16"))  # what PowerShell's `>` writes
-    assert code == codes.FOUND and rows[0]["entry"] == KB005
+    assert code == codes.FOUND and rows[0]["entry"] == CUSTOM and rows[0]["confidence"] == "match"
     assert sorted(s["line_number"] for s in rows[0]["signatures"]) == [2, 3]
 
 
 def test_progress_bars_with_bare_carriage_returns(explain):
-    log = "calibrating 10%\rcalibrating 50%\rcalibrating 100%\rReshape error: 1 -> 128\n"
-    _, rows = explain(log)
-    assert rows[0]["entry"] == KB005 and rows[0]["line"] == "Reshape error: 1 -> 128"
+    _, rows = explain(f"calibrating 10%\rcalibrating 50%\rcalibrating 100%\r{BROADCAST}\n")
+    assert rows[0]["line"] == BROADCAST and rows[0]["line_number"] == 4
 
 
 def test_a_very_long_line_is_cut_not_loaded(explain):
-    line = "Broad cast error, dim1 = 8, dim2 = 4 " + "x" * (3 * logfile.MAX_LINE)
-    code, rows = explain(line + "\nnext line\n")
+    code, rows = explain(BROADCAST + " " + "x" * (3 * logfile.MAX_LINE) + "\nnext line\n")
     assert code == codes.FOUND
     assert len(rows[0]["line"]) <= 310
 
@@ -171,27 +229,7 @@ def test_crlf_split_across_chunks_keeps_line_numbers(monkeypatch):
     assert got == [(1, "ab"), (2, "cd"), (3, ""), (4, "ef")]
 
 
-# ---- symptoms many causes share -----------------------------------------------------------------
-
-def test_a_bare_segfault_is_not_pinned_on_an_entry(explain, capsys):
-    code, rows = explain("python infer.py\nSegmentation fault (core dumped)\n")
-    assert (code, rows) == (codes.NOTHING_FOUND, [])
-
-
-def test_a_segfault_of_the_entrys_engine_is_a_weak_match(explain):
-    code, rows = explain("./quantized.out model.mnn quant.mnn config.json  # MNN 3.6.1\n"
-                         "Segmentation fault (core dumped)\n")
-    assert code == codes.FOUND and entries_of(rows) == [KB005]
-    assert rows[0]["signatures"][0]["weak"] is True
-
-
-def test_specificity_counts_fixed_text_only():
-    assert literal_chars(r"Reshape error: \d+ -> \d+") == len("Reshape error:  -> ")
-    assert literal_chars("SIGSEGV") == 7
-    assert literal_chars(r"absMaxV:[\d.]+ - DiffMax [\d.]+") == len("absMaxV: - DiffMax ")
-
-
-# ---- nothing matches -----------------------------------------------------------------------------
+# ---- nothing matches -------------------------------------------------------------------------------
 
 def test_no_match_suggests_the_search(explain, monkeypatch):
     monkeypatch.setenv("KB_SITE_URL", "https://kb.example.org/")
@@ -208,26 +246,65 @@ def test_no_match_json_is_an_empty_array_and_the_hint_goes_to_stderr(explain):
     assert "?q=all%20good" in explain.err
 
 
-def test_text_output(explain):
-    code, out = explain("Broad cast error, dim1 = 256, dim2 = 128\nCompute Shape Error for /gn/Mul_output_0\n",
-                        as_json=False)
-    assert code == codes.FOUND
-    assert "1. KB001  MNN: a custom op followed by GroupNorm" in out
-    assert "line 1 [broadcast-error]: Broad cast error, dim1 = 256, dim2 = 128" in out
-    assert f"page: http://127.0.0.1:8000/{KB001}/" in out
-    assert out.index("KB001") < out.index("KB003")
-
-
-def test_reads_stdin(monkeypatch, capsys):
-    data = b"Reshape error: 1 -> 128\n"
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+def test_reads_stdin(fixture_corpus, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"These Op Not Support: ONNX::FakeWidget\n")))
     assert explain_command(None, True) == codes.FOUND
-    assert json.loads(capsys.readouterr().out)[0]["entry"] == KB005
+    assert json.loads(capsys.readouterr().out)[0]["entry"] == CUSTOM
 
 
-# ---- bad logs: one line naming the file, a code of its own ----------------------------------------
+# ---- the message index ------------------------------------------------------------------------------
 
-def test_missing_and_directory(tmp_path):
+def test_messages_and_the_entries_citing_them(fixture_corpus):
+    entries = load_all(fixture_corpus)
+    index = messages.load_all(fixture_corpus, entries)
+    assert set(index) == {"fake-broadcast-error", "fake-op-not-support"}
+    cited = [(e.slug, s.id) for e, s in messages.cited_by("fake-broadcast-error", entries)]
+    assert cited == [(CUSTOM, "broadcast-error"), (NAN, "broadcast-error")]
+    assert index["fake-broadcast-error"].causes[0].url == "https://github.com/example/fake/issues/3"
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"generic": "sometimes"}, "generic"),
+    ({"pattern": "Broad cast error("}, "(root)"),
+    ({"example": "something else"}, "(root)"),
+    ({"causes": [{"ref": "not a ref", "cause": "x"}]}, "causes.0.ref"),
+    ({"engines": ["tensorrt"]}, "engines.0"),
+    ({"id": "another-id"}, "id"),
+], ids=["generic", "regex", "example", "ref", "engine", "id"])
+def test_a_bad_message_file_is_one_line_naming_file_and_field(change, field, fixture_corpus):
+    path = fixture_corpus / "repros" / "_messages" / "fake-broadcast-error.yaml"
+    data = {**yaml.safe_load(path.read_text()), **change}
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(KBError) as e:
+        messages.load_all(fixture_corpus)
+    assert "fake-broadcast-error.yaml" in str(e.value) and f"field '{field}'" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_real_corpus_citations_resolve():
+    """Every message the corpus's entries cite is in its index, and every index file is valid."""
+    messages.load_all(ROOT, load_all(ROOT))
+
+
+def test_message_pages(fixture_corpus):
+    from kb.site import generate
+    from kb.site.messages import message_link
+
+    site = generate.render(fixture_corpus)
+    page = site.pages["messages/fake-broadcast-error.md"]
+    assert ("Broad cast error, dim1 = 8, dim2 = 4", "messages/fake-broadcast-error.md") in site.message_nav
+    assert f"(../{CUSTOM}.md)" in page and f"(../{NAN}.md)" in page
+    assert "tells it apart: the model was converted with --allowCustomOp" in page
+    assert "[example/fake#3](https://github.com/example/fake/issues/3)" in page
+    assert "3 known causes print it" in page
+    sig = next(s for e in load_all(fixture_corpus) for s in e.meta.signatures if s.message == "fake-broadcast-error")
+    link = message_link(sig, messages.load_all(fixture_corpus))
+    assert 'href="../messages/fake-broadcast-error/"' in link and "generic" in link
+
+
+# ---- bad logs: one line naming the file, a code of its own -------------------------------------------
+
+def test_missing_and_directory(fixture_corpus, tmp_path):
     for path, code in ((tmp_path / "nope.log", codes.MISSING), (tmp_path, codes.IS_DIRECTORY)):
         with pytest.raises(KBError) as e:
             explain_command(str(path), False)
@@ -241,7 +318,7 @@ def test_missing_and_directory(tmp_path):
     (b"\x7fELF\x02\x01\x01\x00" + bytes(2000), codes.BINARY_LOG),
     (b"\x1f\x8b\x08\x00" + bytes(range(200, 256)) * 40, codes.BINARY_LOG),  # a gzipped log
 ], ids=["empty", "blank", "binary", "executable", "gzip"])
-def test_empty_and_binary_logs(data, code, tmp_path):
+def test_empty_and_binary_logs(data, code, fixture_corpus, tmp_path):
     path = tmp_path / "build.log"
     path.write_bytes(data)
     with pytest.raises(KBError) as e:
@@ -249,7 +326,7 @@ def test_empty_and_binary_logs(data, code, tmp_path):
     assert e.value.code == code and "build.log" in str(e.value) and "\n" not in str(e.value)
 
 
-def test_a_huge_log_file_is_refused_without_reading_it(tmp_path):
+def test_a_huge_log_file_is_refused_without_reading_it(fixture_corpus, tmp_path):
     path = tmp_path / "huge.log"
     with path.open("wb") as f:
         f.truncate(logfile.MAX_BYTES + 1)  # sparse: nothing is written, nothing may be read
@@ -258,7 +335,7 @@ def test_a_huge_log_file_is_refused_without_reading_it(tmp_path):
     assert e.value.code == codes.LOG_TOO_LARGE and "tail" in e.value.problem
 
 
-def test_a_huge_log_on_stdin_is_refused_while_streaming(monkeypatch):
+def test_a_huge_log_on_stdin_is_refused_while_streaming(fixture_corpus, monkeypatch):
     monkeypatch.setattr(logfile, "MAX_BYTES", 10_000)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"fine line\n" * 5000)))
     with pytest.raises(KBError) as e:
@@ -266,7 +343,7 @@ def test_a_huge_log_on_stdin_is_refused_while_streaming(monkeypatch):
     assert e.value.code == codes.LOG_TOO_LARGE and "<stdin>" in str(e.value)
 
 
-def test_no_log_on_a_terminal(monkeypatch):
+def test_no_log_on_a_terminal(fixture_corpus, monkeypatch):
     class Tty(io.TextIOWrapper):
         def isatty(self):
             return True
@@ -277,7 +354,7 @@ def test_no_log_on_a_terminal(monkeypatch):
     assert "pipe the log in" in e.value.problem
 
 
-# ---- through the command line, once `kb explain` is wired into kb.cli ----------------------------
+# ---- through the command line, once `kb explain` is wired into kb.cli ------------------------------
 
 def wired(command):
     from kb.cli import app
@@ -288,29 +365,32 @@ def wired(command):
 needs_cli = pytest.mark.skipif(not wired("explain"), reason="`kb explain` is not wired into kb/cli.py yet")
 
 
-def kb(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, cwd=ROOT, input=stdin)
+def kb(root, *args, stdin=None):
+    import os
+
+    env = {**os.environ, "KB_ROOT": str(root)}
+    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, cwd=ROOT, input=stdin, env=env)
 
 
 @needs_cli
-def test_cli_explain_file_and_stdin(tmp_path):
+def test_cli_explain_file_and_stdin(fixture_corpus, tmp_path):
     log = tmp_path / "a.log"
-    log.write_bytes(b"\x1b[31mBroad cast error, dim1 = 1, dim2 = 2\x1b[0m\r\n")
-    p = kb("explain", str(log), "--json")
+    log.write_bytes(b"\x1b[31mThese Op Not Support: ONNX::FakeWidget\x1b[0m\r\n")
+    p = kb(fixture_corpus, "explain", str(log), "--json")
     assert p.returncode == codes.FOUND, p.stderr
-    assert json.loads(p.stdout)[0]["entry"] == KB001
-    p = kb("explain", stdin=b"Reshape error: 1 -> 128\n")
-    assert p.returncode == codes.FOUND and b"KB005" in p.stdout
-    p = kb("explain", stdin=b"nothing to see\n")
+    assert [(r["entry"], r["confidence"]) for r in json.loads(p.stdout)] == [(CUSTOM, "match")]
+    p = kb(fixture_corpus, "explain", stdin=BROADCAST.encode() + b"\n")
+    assert p.returncode == codes.FOUND and b"KB901" in p.stdout and b"ambiguous" in p.stdout
+    p = kb(fixture_corpus, "explain", stdin=b"nothing to see\n")
     assert p.returncode == codes.NOTHING_FOUND and b"?q=" in p.stdout
 
 
 @needs_cli
-def test_cli_bad_log_is_one_line(tmp_path):
+def test_cli_bad_log_is_one_line(fixture_corpus, tmp_path):
     blob = tmp_path / "blob.log"
     blob.write_bytes(bytes(range(256)) * 8)
     for args, code in (([str(blob)], codes.BINARY_LOG), ([str(tmp_path / "nope.log")], codes.MISSING),
                        ([], codes.EMPTY_LOG)):
-        p = kb("explain", *args, stdin=b"")
+        p = kb(fixture_corpus, "explain", *args, stdin=b"")
         assert p.returncode == code
         assert len(p.stderr.strip().splitlines()) == 1 and b"Traceback" not in p.stderr

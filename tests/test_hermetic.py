@@ -13,9 +13,9 @@ def freeze():
 
 
 @pytest.mark.skipif(not shutil.which("unshare"), reason="unshare (util-linux) is not installed")
-def test_checks_run_without_network_and_change_no_package(copy_entry, corpus):
-    # The MNN entry matters most: MNN's own console scripts would pip-install a logger at run time.
-    copy_entry("mnn-groupnorm-unregistered-custom-op")
+def test_checks_run_without_network_and_change_no_package(fixture_corpus):
+    # Every fixture entry: engine steps, plain Python steps and the record store, all in the sandbox.
+    corpus = fixture_corpus
     probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip(f"cannot make a network namespace here: {probe.stderr.decode().strip()}")

@@ -1,15 +1,23 @@
 """Verdicts follow the declared signatures; anything else is `differs`, with the evidence kept."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from kb.child import StepResult
 from kb.compare import Outputs, compare
-from kb.entries import find
+from kb.entries import load_entry
 from kb.judge import Evidence, fingerprint, judge
+from kb.schema import Signature
 
-META = find("mnn-groupnorm-unregistered-custom-op").meta
-GRU = find("mnn-multi-input-gru-quantization").meta
+FIXTURES = Path(__file__).resolve().parent / "corpus" / "repros"
+META = load_entry(FIXTURES / "fake-custom-op-broadcast").meta  # log signatures: unsupported-op, broadcast-error
+NAN = load_entry(FIXTURES / "fake-pow-nan").meta  # all-nan (kind nan)
+# fake-silu-guard's drift (kind mismatch) and nan-output, plus a crash signature: numeric and signal evidence
+NUMERIC = NAN.model_copy(update={"signatures": [
+    *load_entry(FIXTURES / "fake-silu-guard").meta.signatures, *NAN.signatures,
+    Signature(id="segfault", kind="crash", pattern="SIGSEGV", summary="the engine crashes")]})
 
 
 def step(output="", rc=0, signal=None, missing=()):
@@ -29,9 +37,11 @@ def test_log_signature_reproduces_even_when_the_step_exits_zero():
 
 
 def test_first_listed_signature_wins():
-    s = step("Broad cast error, dim1 = 512, dim2 = 64\nCompute Shape Error for /a/Mul_output_0", rc=1)
-    j = judge("bug", ["broadcast-error", "compute-shape-error"], META, Evidence([s], s, None))
+    s = step("These Op Not Support: ONNX::FakeWidget\nBroad cast error, dim1 = 512, dim2 = 64", rc=1)
+    j = judge("bug", ["broadcast-error", "unsupported-op"], META, Evidence([s], s, None))
     assert j.signature == "broadcast-error"
+    j = judge("bug", ["unsupported-op", "broadcast-error"], META, Evidence([s], s, None))
+    assert j.signature == "unsupported-op"
 
 
 def test_clean_run_matching_reference_is_fixed():
@@ -47,15 +57,15 @@ def test_other_failure_differs_with_a_stable_fingerprint():
     assert fingerprint(Evidence([a], a, None)) == fingerprint(Evidence([b], b, None))
 
 
-@pytest.mark.parametrize("got, sid", [([np.nan, 1], "nan-output"), ([1, 9], "wrong-output")])
+@pytest.mark.parametrize("got, sid", [([np.nan, 1], "all-nan"), ([1, 9], "drift")])
 def test_numeric_signatures(got, sid):
-    j = judge("bug", ["nan-output", "wrong-output"], GRU, Evidence([step()], None, outputs(got, [1, 2])))
+    j = judge("bug", ["all-nan", "drift"], NUMERIC, Evidence([step()], None, outputs(got, [1, 2])))
     assert (j.verdict, j.signature) == ("reproduces", sid)
 
 
 def test_crash_signature():
     s = step(rc=-11, signal="SIGSEGV")
-    j = judge("bug", ["segfault"], GRU, Evidence([s], s, None))
+    j = judge("bug", ["segfault"], NUMERIC, Evidence([s], s, None))
     assert (j.verdict, j.detail) == ("reproduces", "mnnconvert m.onnx: killed by SIGSEGV")
 
 

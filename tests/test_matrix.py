@@ -13,33 +13,41 @@ import pytest
 from kb.history import timelines
 from kb.records import Record, RecordStore
 
-ENTRY = "mnn-grouped-convtranspose-bn-fusion"
+ENTRY = "fake-custom-op-broadcast"  # KB901: a bug check that reproduces and a workaround that works, on onnxruntime
+ENGINE = "onnxruntime"
 SITE = Path(sysconfig.get_paths()["purelib"])
 
 
+def installed() -> str:
+    from kb import engines
+
+    return engines.version(ENGINE)
+
+
 def cached_env(envs: Path, version: str, broken: bool = False) -> None:
-    """A cached MNN environment without the registry: links to the installed MNN, or a broken one."""
-    d = envs / "mnn" / version
+    """A cached onnxruntime environment without the registry: links to the installed one, or a broken one."""
+    d = envs / ENGINE / version
     d.mkdir(parents=True)
     if broken:
-        (d / "MNN").mkdir()
-        (d / "MNN" / "__init__.py").write_text("raise ImportError('libMNN.so: cannot open shared object file')")
+        (d / "onnxruntime").mkdir()
+        (d / "onnxruntime" / "__init__.py").write_text(
+            "raise ImportError('libonnxruntime.so: cannot open shared object file')")
     else:
         for p in SITE.iterdir():
-            if p.name.lower().startswith(("mnn", "_tools", "_mnncengine")):
+            if p.name.lower().startswith("onnxruntime"):
                 (d / p.name).symlink_to(p)
     (d / ".kb-complete").write_text(version)
 
 
 @pytest.fixture
-def offline_matrix(copy_entry, corpus, tmp_path):
-    copy_entry(ENTRY)
+def offline_matrix(fixture_entry, corpus, tmp_path):
+    fixture_entry(ENTRY)
     envs = tmp_path / "envs"
-    env = {**os.environ, "KB_ROOT": str(corpus), "KB_ENVS": str(envs),
+    env = {**os.environ, "KB_ROOT": str(corpus), "KB_ENVS": str(envs), "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
            "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_EXTRA_INDEX_URL": ""}  # no registry at test time
 
     def run(*versions):
-        p = subprocess.run([sys.executable, "-m", "kb", "matrix", "--engine", "mnn", "--versions", *versions,
+        p = subprocess.run([sys.executable, "-m", "kb", "matrix", "--engine", ENGINE, "--versions", *versions,
                             "--entry", ENTRY, "--json", "--workers", "2"],
                            capture_output=True, text=True, env=env, timeout=600)
         assert p.returncode == 0, p.stderr
@@ -50,24 +58,24 @@ def offline_matrix(copy_entry, corpus, tmp_path):
 
 def test_offline_cached_versions_run_and_the_rest_are_unavailable(offline_matrix):
     envs, run = offline_matrix
-    cached_env(envs, "3.6.1")
+    cached_env(envs, installed())
     cached_env(envs, "0.0.1", broken=True)
-    rows = run("3.6.1", "0.0.1", "9.9.9")
+    rows = run(installed(), "0.0.1", "9.9.9")
     by = {}
     for r in rows:
         by.setdefault(r["engine_version"], set()).add(r["verdict"])
         assert {"entry", "check", "kind", "engine", "engine_version", "verdict", "detail"} <= set(r)
-    assert by == {"3.6.1": {"fixed", "works"}, "0.0.1": {"error"}, "9.9.9": {"unavailable"}}
+    assert by == {installed(): {"reproduces", "works"}, "0.0.1": {"error"}, "9.9.9": {"unavailable"}}
     bad = next(r for r in rows if r["engine_version"] == "0.0.1")
-    assert "does not import" in bad["detail"] and "libMNN.so" in bad["detail"]
+    assert "does not import" in bad["detail"] and "libonnxruntime.so" in bad["detail"]
 
 
 def test_an_interrupted_matrix_resumes_without_duplicates(offline_matrix, corpus):
     envs, run = offline_matrix
-    cached_env(envs, "3.6.1")
-    first = run("3.6.1")
+    cached_env(envs, installed())
+    first = run(installed())
     n = len(RecordStore(corpus / ".kb" / "records").read()[0])
-    again = run("3.6.1")
+    again = run(installed())
     assert len(RecordStore(corpus / ".kb" / "records").read()[0]) == n  # nothing measured twice
     assert [r["id"] for r in again] == [r["id"] for r in first]
 

@@ -99,10 +99,26 @@ def test_disconnected_pattern_is_rejected():
         Pattern.model_validate({"name": "p", "summary": "", "nodes": {"a": {"op": "A"}, "b": {"op": "B"}}})
 
 
-def test_every_entry_pattern_matches_its_own_reproducer():
-    """The corpus's cases were exported and checked: each trigger case matches, each control does not."""
+def test_every_entry_pattern_matches_its_own_reproducer(fixture_corpus):
+    """Each entry's cases were exported and checked: each trigger case matches, each control does not.
+    (tests/test_corpus.py holds the real entries to the same contract.)"""
     from kb.artifacts import check_triggers, prepare
     from kb.entries import load_all
 
-    for entry in load_all():
-        check_triggers(entry, prepare(entry))  # raises PreparationFailed on a miss
+    entries = load_all()
+    assert len(entries) >= 3
+    for entry in entries:
+        arts = prepare(entry)
+        check_triggers(entry, arts)  # raises PreparationFailed on a miss
+        assert {c["trigger"] for c in arts.manifest.values()} >= {True}
+
+
+def test_a_control_case_that_contains_the_pattern_is_refused(fixture_entry):
+    from kb.artifacts import Artifacts, PreparationFailed, check_triggers, prepare
+    from kb.entries import load_entry
+
+    entry = load_entry(fixture_entry("fake-pow-nan"))
+    arts = prepare(entry)
+    as_control = {name: {**case, "trigger": False} for name, case in arts.manifest.items()}
+    with pytest.raises(PreparationFailed, match="control case 'sqrt' contains trigger pattern 'sub-into-sqrt'"):
+        check_triggers(entry, Artifacts(arts.dir, as_control))

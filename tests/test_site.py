@@ -1,12 +1,13 @@
-"""The documentation site, built (strict) from a temporary copy of the corpus with made-up records.
+"""The documentation site, built (strict) from the fixture corpus (tests/corpus) with made-up records.
 
 The copy gets a known history, so every status the pages show can be checked against its source:
-  KB001  accepted on two MNN versions, affected then fixed; renamed (an alias to redirect); one
-         check could not be measured on the version between (its fix is inferred)
-  KB002  a new record disagrees with the accepted verdict          -> changed
-  KB003  records agree with the accepted verdicts, on a fake env   -> reproduces, env from records
-  KB004  no records, accepted verdicts only; onnx2ncnn never run   -> reproduces, not yet checked rows
-  KB005  nothing accepted, nothing recorded                        -> not yet checked
+  KB901  accepted on two onnxruntime versions, affected then fixed; renamed (an alias to redirect);
+         one check could not be measured on the version between (its fix is inferred)
+  KB902  a regression guard; a new record disagrees with the accepted verdict   -> changed
+  KB903  records agree with the accepted verdict, on a fake env                 -> reproduces, env from
+         records; one record's detail holds markup and blank lines (escaping)
+Statuses from accepted results only, and an entry with nothing accepted, are rendered from a fresh
+fixture corpus (the `fixture_corpus` / `fixture_entry` fixtures of conftest.py).
 """
 
 from __future__ import annotations
@@ -21,75 +22,73 @@ from pathlib import Path
 import pytest
 
 from kb import expectations
+from kb.checks import Check
 from kb.entries import load_all
+from kb.history import timelines
 from kb.pattern import Pattern
 from kb.records import Record, RecordStore
 from kb.site import build_site
-from kb.harness import Check
-from kb.history import timelines
-from kb.site.generate import _redirects
-from kb.site.status import derive
+from kb.site.generate import _redirects, render
+from kb.site.pages import engine_status, home_page
 from kb.site.svg import draw, layers
 from kb.site.table import engine_table
+from kb.status import STATUS_LABEL, derive
 
 REPO = Path(__file__).resolve().parents[1]
-ALIAS = ("mnn-groupnorm-unregistered-custom-op", "mnn-groupnorm-custom-op")
-FAKE_ENV = {"torch": "9.9.9+fake", "onnx": "8.8.8", "onnxruntime": "7.7.7", "mnn": "3.6.1", "python": "3.11.99"}
+FIXTURES = Path(__file__).resolve().parent / "corpus"
+GUARD, CUSTOM, NAN = "fake-silu-guard", "fake-custom-op-broadcast", "fake-pow-nan"
+ALIAS = (CUSTOM, "fake-custom-op-old-name")
+FAKE_ENV = {"torch": "9.9.9+fake", "onnx": "8.8.8", "onnxruntime": "1.31.1", "python": "3.11.99"}
 FAKE_PLATFORM = "FakeOS-riscv64 (cpython 3.11.99)"
+HOSTILE = 'got <script>alert("x")</script> & more\n\nafter a blank line'
 T0 = datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
 
 def record(entry: str, check: str, kind: str, engine: str, version: str, verdict: str, *, signature=None,
-           fingerprint=None, started=T0, versions=None, platform=FAKE_PLATFORM) -> Record:
+           fingerprint=None, started=T0, versions=None, platform=FAKE_PLATFORM, detail=None) -> Record:
     return Record(id=Record.new_id(), entry=entry, check=check, kind=kind, engine=engine, engine_version=version,
-                  verdict=verdict, signature=signature, fingerprint=fingerprint, detail=f"test: {verdict}",
-                  versions=versions or {**FAKE_ENV, engine: version}, platform=platform, started=started,
-                  duration=0.1, run="test-run")
+                  verdict=verdict, signature=signature, fingerprint=fingerprint,
+                  detail=detail or f"test: {verdict}", versions=versions or {**FAKE_ENV, engine: version},
+                  platform=platform, started=started, duration=0.1, run="test-run")
 
 
-def _add_alias(page: Path, alias: str) -> None:
+def _add_front_matter(page: Path, line: str) -> None:
     text = page.read_text(encoding="utf-8")
     end = text.index("\n---\n", 4)
-    page.write_text(f"{text[:end]}\naliases: [{alias}]{text[end:]}", encoding="utf-8")
+    page.write_text(f"{text[:end]}\n{line}{text[end:]}", encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("site")
     root, store = tmp / "corpus", RecordStore(tmp / "records")
-    shutil.copytree(REPO / "repros", root / "repros", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(FIXTURES / "repros", root / "repros", ignore=shutil.ignore_patterns("__pycache__"))
     repros = root / "repros"
 
-    # KB001: affected on 3.5.0, fixed on 3.7.0, accepted through the same writer `kb accept` uses.
-    slug = ALIAS[0]
-    _add_alias(repros / slug / "README.md", ALIAS[1])
-    (repros / slug / "expected.yaml").unlink()
+    # KB901: affected on 1.29.0, fixed on 1.31.1, accepted through the same writer `kb accept` uses.
+    _add_front_matter(repros / CUSTOM / "README.md", f"aliases: [{ALIAS[1]}]")
+    (repros / CUSTOM / "expected.yaml").unlink()
     history = []
-    for version, bug, started in (("3.5.0", "reproduces", T0 - timedelta(days=30)), ("3.7.0", "fixed", T0)):
-        history += [record(slug, "convert-default-flags", "bug", "mnn", version, bug, started=started,
-                           signature="unsupported-op" if bug == "reproduces" else None),
-                    record(slug, "convert-allow-custom-op", "bug", "mnn", version, bug, started=started,
+    for version, bug, started in (("1.29.0", "reproduces", T0 - timedelta(days=30)), ("1.31.1", "fixed", T0)):
+        history += [record(CUSTOM, "convert", "bug", "onnxruntime", version, bug, started=started,
                            signature="broadcast-error" if bug == "reproduces" else None),
-                    record(slug, "export-standard-ops", "workaround", "mnn", version, "works", started=started)]
-    expectations.accept(repros / slug / "expected.yaml", history)
-    # The version between could not be installed for one check: a record only, never accepted.
-    store.append(record(slug, "convert-default-flags", "bug", "mnn", "3.6.0", "unavailable",
+                    record(CUSTOM, "standard-ops", "workaround", "onnxruntime", version, "works", started=started)]
+    expectations.accept(repros / CUSTOM / "expected.yaml", history)
+    # The version between could not be installed: a record only, never accepted.
+    store.append(record(CUSTOM, "convert", "bug", "onnxruntime", "1.30.0", "unavailable",
                         started=T0 - timedelta(days=1)))
 
-    # KB002: accepted "fixed" on 3.6.1; a newer record says it reproduces.
-    store.append(record("mnn-grouped-convtranspose-bn-fusion", "grouped-bn", "bug", "mnn", "3.6.1",
-                        "reproduces", signature="drift"))
+    # KB902: accepted "fixed" on 1.31.1; a newer record says it reproduces.
+    store.append(record(GUARD, "silu", "bug", "onnxruntime", "1.31.1", "reproduces", signature="drift"))
 
-    # KB003: one record per accepted observation, agreeing with it, on a made-up environment.
-    slug = "mnn-qdq-input-permutation"
-    for check, per in expectations.load(repros / slug / "expected.yaml").items():
+    # KB903: a record per accepted observation, agreeing with it, on a made-up environment; and one
+    # on a newer version whose detail is hostile markup with a blank line.
+    for check, per in expectations.load(repros / NAN / "expected.yaml").items():
         for version, exp in per.items():
-            kind = "workaround" if exp.verdict in ("works", "broken") else "bug"
-            store.append(record(slug, check, kind, "mnn", version, exp.verdict, signature=exp.signature,
+            store.append(record(NAN, check, "bug", "onnxruntime", version, exp.verdict, signature=exp.signature,
                                 fingerprint=exp.fingerprint))
-
-    # KB005: nothing accepted.
-    (repros / "mnn-multi-input-gru-quantization" / "expected.yaml").unlink()
+    store.append(record(NAN, "sqrt", "bug", "onnxruntime", "1.32.0", "reproduces", signature="all-nan",
+                        detail=HOSTILE, started=T0 + timedelta(hours=1)))
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KB_ROOT", str(root))
@@ -112,14 +111,17 @@ def section(doc: str, anchor: str) -> str:
     return doc[start:end if end > 0 else None]
 
 
+def row_of(doc: str, check: str) -> str:
+    return re.search(rf'<tr data-check="{re.escape(check)}">(.*?)</tr>', doc, re.S).group(1)
+
+
 def status_cell(doc: str, check: str, version: str) -> str:
-    row = re.search(rf'<tr data-check="{re.escape(check)}">(.*?)</tr>', doc, re.S).group(1)
-    return re.search(rf'<td class="kb-cell" data-version="{re.escape(version)}"[^>]*>.*?</td>', row, re.S).group(0)
+    return re.search(rf'<td class="kb-cell" data-version="{re.escape(version)}"[^>]*>.*?</td>',
+                     row_of(doc, check), re.S).group(0)
 
 
 def history_cell(doc: str, check: str) -> str:
-    row = re.search(rf'<tr data-check="{re.escape(check)}">(.*?)</tr>', doc, re.S).group(1)
-    return re.search(r'<td class="kb-history".*?</td>', row, re.S).group(0)
+    return re.search(r'<td class="kb-history".*?</td>', row_of(doc, check), re.S).group(0)
 
 
 def title_of(fragment: str) -> str:
@@ -130,7 +132,7 @@ def badge(doc: str) -> str:
     return re.search(r'class="kb-badge kb-status-[\w-]+" data-status="([\w-]+)"', doc).group(1)
 
 
-ENTRIES = load_all(REPO)
+ENTRIES = load_all(FIXTURES)
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.meta.id)
@@ -138,8 +140,7 @@ def test_every_entry_has_a_page_at_its_slug_with_its_sections(site, entry):
     doc = page(site, entry.slug)
     h1 = re.search(r"<h1[^>]*>(.*?)</h1>", doc, re.S).group(1)
     assert entry.meta.id in text_of(h1)
-    for anchor in ("status", "symptom", "cause", "workaround", "signatures", "trigger", "reproduce",
-                   "reproducer", "checks"):
+    for anchor in ("status", "symptom", "signatures", "trigger", "reproduce", "reproducer", "checks"):
         assert f'id="{anchor}"' in doc, anchor
     # The page opens with the badge, then the status section, before the entry's own text.
     assert doc.index("kb-badge") < doc.index('id="status"') < doc.index('id="symptom"')
@@ -157,66 +158,123 @@ def test_sources_are_included_from_the_files(site, entry):
         assert text_of(code).strip() == path.read_text(encoding="utf-8").strip()
 
 
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.meta.id)
+def test_chinese_summary_and_synonyms_are_shown_and_searched(site, entry):
+    doc = page(site, entry.slug)
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    mine = [d for d in index["docs"] if d["location"].startswith(f"{entry.slug}/")]
+    indexed = " ".join(text_of(d["title"] + " " + d["text"]) for d in mine).replace("\u200b", "")
+    zh = entry.meta.zh
+    if zh is None:
+        assert 'id="zh"' not in doc
+    else:
+        shown = text_of(section(doc, "zh"))
+        for text in (zh.title, zh.symptom, zh.cause, zh.workaround):
+            assert " ".join(text.split()) in shown  # visible, and escaped: markup in it is text
+            assert "".join(text.split()) in "".join(indexed.split())
+        assert "<b>" not in section(doc, "zh")
+    if not entry.meta.synonyms:
+        assert 'id="aka"' not in doc
+    aka = text_of(re.search(r'<h3 [^>]*id="aka".*?</h3>', doc, re.S).group(0)) if entry.meta.synonyms else ""
+    for word in entry.meta.synonyms:
+        assert word in aka and word in indexed
+    # Chinese synonyms are also the page's search tags, weighted above any text.
+    zh_words = [w for w in entry.meta.synonyms if re.search(r"[\u4e00-\u9fff]", w)]
+    assert all(d.get("tags", []) == zh_words for d in mine)
+
+
+def test_search_is_configured_for_chinese():
+    import jieba  # noqa: F401  mkdocs-material segments Chinese only when jieba is installed
+
+    mkdocs_yml = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "lang: [en, zh]" in mkdocs_yml and r"\u200b" in mkdocs_yml
+
+
 def test_status_fixed_with_first_fixed_and_last_affected_from_accepted_results(site):
     doc = page(site, ALIAS[0])
     assert badge(doc) == "fixed"
-    assert 'data-verdict="reproduces"' in status_cell(doc, "convert-default-flags", "3.5.0")
-    assert 'data-verdict="fixed"' in status_cell(doc, "convert-default-flags", "3.7.0")
-    assert 'data-version="3.6.0"' not in section(doc, "status")  # not installable: no column, no verdict
-    plain = history_cell(doc, "convert-allow-custom-op")
-    assert 'data-last-affected="3.5.0" data-first-fixed="3.7.0" data-inferred="false"' in plain
-    assert text_of(plain) == "Last affected 3.5.0, first fixed 3.7.0"
-    # The same versions, but 3.6.0 was asked for and could not be measured: the fix is inferred.
-    inferred = history_cell(doc, "convert-default-flags")
-    assert 'data-first-fixed="3.7.0" data-inferred="true"' in inferred
-    assert text_of(inferred) == "Last affected 3.5.0, first fixed 3.7.0 (inferred: 3.6.0 was not measured)"
-    assert text_of(history_cell(doc, "export-standard-ops")) == "Works in every measured version (3.5.0 to 3.7.0)"
+    assert 'data-verdict="reproduces"' in status_cell(doc, "convert", "1.29.0")
+    assert 'data-verdict="fixed"' in status_cell(doc, "convert", "1.31.1")
+    assert 'data-version="1.30.0"' not in section(doc, "status")  # not installable: no column, no verdict
+    inferred = history_cell(doc, "convert")
+    assert 'data-last-affected="1.29.0" data-first-fixed="1.31.1" data-inferred="true"' in inferred
+    assert text_of(inferred) == "Last affected 1.29.0, first fixed 1.31.1 (inferred: 1.30.0 was not measured)"
+    assert text_of(history_cell(doc, "standard-ops")) == "Works in every measured version (1.29.0 to 1.31.1)"
     observed = text_of(re.search(r'<p class="kb-observed">.*?</p>', doc, re.S).group(0))
     assert f"Observed between 2029-12-03 and 2030-01-02 on {FAKE_PLATFORM}" in observed
     assert "accepted observations in expected.yaml" in observed
+    work = re.search(r'<tr data-workaround="standard-ops">.*?</tr>', doc, re.S).group(0)
+    assert "<code>standard-ops</code>" in work and 'kb-v-works' in work
 
 
 def test_a_cell_is_the_verdict_and_signature_with_the_rest_in_its_tooltip(site):
-    doc = page(site, "mnn-qdq-input-permutation")
-    cell = status_cell(doc, "qdq-static", "3.6.1")
-    assert text_of(re.sub(r"^<td[^>]*>", "", cell)) == "reproducesconv-shape-error"
+    doc = page(site, NAN)
+    cell = status_cell(doc, "sqrt", "1.31.1")
+    assert text_of(re.sub(r"^<td[^>]*>", "", cell)) == "reproducesall-nan"
     tip = title_of(cell)
     assert "2030-01-02" in tip and FAKE_PLATFORM in tip and "newest record, as accepted" in tip
     assert "test: reproduces" in tip  # the record's detail
     assert 'data-source="record"' in cell and 'data-changed="false"' in cell
 
 
+def test_record_text_is_escaped_and_stays_in_its_html_block(site):
+    doc = page(site, NAN)
+    assert "<script>alert" not in doc
+    cell = status_cell(doc, "sqrt", "1.32.0")
+    assert " ".join(HOSTILE.split()) in title_of(cell)  # on one line: a blank line would end the raw block
+    assert "not accepted yet" in title_of(cell)
+    # The whole table survived: each version has its cell, and the table closes inside its wrapper.
+    table = re.search(r'<div class="kb-status-table".*?</table>\s*</div>', doc, re.S).group(0)
+    assert table.count('<td class="kb-cell"') == 2 and "<p>" not in table
+
+
 def test_status_changed_when_the_newest_record_disagrees_with_the_accepted_one(site):
-    doc = page(site, "mnn-grouped-convtranspose-bn-fusion")
+    doc = page(site, GUARD)
     assert badge(doc) == "changed"
-    cell = status_cell(doc, "grouped-bn", "3.6.1")
+    cell = status_cell(doc, "silu", "1.31.1")
     assert 'data-verdict="reproduces"' in cell and 'data-changed="true"' in cell
-    assert 'data-changed="false"' in status_cell(doc, "grouped-scale", "3.6.1")
     assert "kb accept" in doc
+    # The declared guard keeps its note, which says what the checks say now.
+    guard = text_of(re.search(r'<p class="kb-guard">.*?</p>', doc, re.S).group(0))
+    assert f"its checks now say: {STATUS_LABEL['changed']}" in guard
+    assert "Upstream fixed it in 1.0.0 (example/fake#2)." in guard
+    assert 'href="https://github.com/example/fake/issues/2"' in doc
 
 
 def test_status_and_environment_come_from_the_records(site):
-    doc = page(site, "mnn-qdq-input-permutation")
+    doc = page(site, NAN)
     assert badge(doc) == "reproduces"
-    assert 'data-verdict="reproduces"' in status_cell(doc, "qdq-static", "3.6.1")
-    assert 'data-verdict="works"' in status_cell(doc, "mnn-weight-quant-bits", "3.6.1")
     assert FAKE_PLATFORM in text_of(section(doc, "status"))
     env = text_of(section(doc, "reproduce"))
     for key, value in FAKE_ENV.items():
-        assert f"{key}{value}" in env.replace(" ", "").replace("\n", "")
+        if key != "onnxruntime":  # the newest record ran on 1.32.0
+            assert f"{key}{value}" in env.replace(" ", "").replace("\n", "")
     assert FAKE_PLATFORM in env
 
 
-def test_status_from_accepted_results_only_and_unrun_checks(site):
-    doc = page(site, "ncnn-onnx2ncnn-layernorm")
+def test_status_from_accepted_results_only(fixture_corpus):
+    site = render(fixture_corpus, fixture_corpus / ".kb" / "records")
+    doc = site.pages[f"{NAN}.md"]
     assert badge(doc) == "reproduces"
-    cell = status_cell(doc, "ncnn-pow-negative-base", "1.0.20261020")
+    cell = status_cell(doc, "sqrt", "1.31.1")
     assert 'data-verdict="reproduces"' in cell and 'data-source="accepted"' in cell
     assert "accepted observation (expected.yaml)" in title_of(cell)
-    row = re.search(r'<tr data-check="onnx2ncnn-channel-ln">(.*?)</tr>', doc, re.S).group(1)
-    assert 'data-verdict="not-checked"' in row
-    assert text_of(history_cell(doc, "onnx2ncnn-channel-ln")) == "Never observed"
-    assert "No recorded run" in section(doc, "reproduce")
+    assert "No recorded run" in doc
+    assert badge(site.pages[f"{GUARD}.md"]) == "fixed"
+    guard = text_of(re.search(r'<p class="kb-guard">.*?</p>', site.pages[f"{GUARD}.md"], re.S).group(0))
+    assert "guards against a regression" in guard
+
+
+def test_status_not_yet_checked_and_a_never_run_check(fixture_entry, corpus):
+    (fixture_entry(NAN) / "expected.yaml").unlink()
+    store = RecordStore(corpus / ".kb" / "records")
+    store.append(record(NAN, "sqrt", "bug", "onnxruntime", "1.31.1", "skipped", detail="onnxruntime missing"))
+    doc = render(corpus, store.dir).pages[f"{NAN}.md"]
+    assert badge(doc) == "not-checked"
+    row = row_of(doc, "sqrt")
+    assert 'data-verdict="not-checked"' in row and "never observed: onnxruntime missing" in text_of(row)
+    assert text_of(history_cell(doc, "sqrt")) == "No version measured"  # asked for, never measured
+    assert "nothing about this entry has been accepted yet either" in doc
 
 
 # ---------------------------------------------------------------- history, from made-up records
@@ -288,41 +346,73 @@ def test_changed_only_against_the_same_versions_accepted_result(tmp_path):
     assert "disagrees with the one accepted 2030-01-02: fixed;" in title_of(cell)
 
 
-def test_status_not_yet_checked(site):
-    assert badge(page(site, "mnn-multi-input-gru-quantization")) == "not-checked"
-
-
 def test_home_lists_every_entry_with_status_engines_and_tags(site):
     home = (site / "index.html").read_text(encoding="utf-8")
-    want = {ALIAS[0]: "fixed", "mnn-grouped-convtranspose-bn-fusion": "changed",
-            "mnn-qdq-input-permutation": "reproduces", "ncnn-onnx2ncnn-layernorm": "reproduces",
-            "mnn-multi-input-gru-quantization": "not-checked"}
+    want = {CUSTOM: "fixed", GUARD: "changed", NAN: "reproduces"}
     for e in ENTRIES:
         row = re.search(rf'<tr class="kb-entry" data-slug="{e.slug}"[^>]*>(.*?)</tr>', home, re.S)
         attrs = html.unescape(row.group(0))
         assert json.dumps(e.meta.engines) in attrs and json.dumps(e.meta.tags) in attrs
         assert f'data-status="{want[e.slug]}"' in attrs
         assert e.meta.id in row.group(1) and f'href="{e.slug}/"' in row.group(1)
+        assert badge(row.group(1)) == want[e.slug]
     for select in ("engine", "tag", "status"):
         assert f'id="kb-filter-{select}"' in home
+    statuses = re.search(r'<select id="kb-filter-status".*?</select>', home, re.S).group(0)
+    assert set(re.findall(r'<option value="([\w-]+)">', statuses)) == set(want.values())
+    assert f'>{STATUS_LABEL["not-checked"]}<' not in statuses  # only statuses some entry is in
 
 
-def test_trigger_patterns_are_drawn_as_svg(site):
-    trigger = section(page(site, "mnn-grouped-convtranspose-bn-fusion"), "trigger")
+def test_home_shows_each_engines_status_of_a_multi_engine_entry(fixture_entry, corpus):
+    """One engine's checks reproduce, another's fail differently, a third's only workaround works."""
+    entry = load_all(corpus if fixture_entry(CUSTOM) else corpus)[0]
+    entry = type(entry)(entry.slug, entry.dir, entry.meta.model_copy(update={"engines": ["mnn", "ncnn", "pnnx"]}),
+                        entry.body)
+    checks = [Check(name="on-mnn", kind="bug", engine="mnn", fn=print),
+              Check(name="on-ncnn", kind="bug", engine="ncnn", fn=print),
+              Check(name="pnnx-route", kind="workaround", engine="pnnx", fn=print, workaround="standard-ops")]
+    records = [record(CUSTOM, "on-mnn", "bug", "mnn", "3.6.1", "reproduces", signature="broadcast-error"),
+               record(CUSTOM, "on-ncnn", "bug", "ncnn", "1.0.1", "differs", fingerprint="exit 3"),
+               record(CUSTOM, "pnnx-route", "workaround", "pnnx", "2.0", "works")]
+    st = derive(entry.meta.engines, checks, {}, records)
+    assert [engine_status(es) for es in st.engines] == ["reproduces", "differs", "workaround-works"]
+    home = home_page([(entry, st)])
+    row = re.search(r'<tr class="kb-entry".*?</tr>', home, re.S).group(0)
+    shown = re.findall(r'<li class="kb-engine-status" data-engine="([\w-]+)" data-status="([\w-]+)">(.*?)</li>', row)
+    assert [(e, s, text_of(t)) for e, s, t in shown] == [
+        ("mnn", "reproduces", "mnn reproduces"), ("ncnn", "differs", "ncnn fails differently"),
+        ("pnnx", "workaround-works", "pnnx workaround works")]
+    assert json.loads(html.unescape(re.search(r'data-engine-statuses="([^"]*)"', row).group(1))) == {
+        "mnn": "reproduces", "ncnn": "differs", "pnnx": "workaround-works"}
+    options = re.search(r'<select id="kb-filter-status".*?</select>', home, re.S).group(0)
+    assert set(re.findall(r'<option value="([\w-]+)">', options)) == {"reproduces", "differs", "workaround-works"}
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.meta.id)
+def test_trigger_patterns_are_drawn_as_svg(site, entry):
+    from kb.site.svg import op_label, predicates
+
+    trigger = section(page(site, entry.slug), "trigger")
     svgs = re.findall(r'<svg class="kb-pattern-svg".*?</svg>', trigger, re.S)
-    assert len(svgs) == 2
-    assert all("marker-end" in s for s in svgs)
-    assert ">ConvTranspose<" in svgs[0] and ">BatchNormalization<" in svgs[0] and "group &gt; 1<" in svgs[0]
-    assert ">Mul<" in svgs[1] and "input 1 ← constant" in svgs[1]
+    assert len(svgs) == len(entry.meta.trigger)
+    for svg, p in zip(svgs, entry.meta.trigger):
+        assert all("marker-end" in path for path in re.findall(r'<path class="kb-edge".*?</path>', svg, re.S))
+        assert svg.count('<path class="kb-edge"') == len(p.edges)
+        for spec in p.nodes.values():
+            assert f">{html.escape(op_label(spec), quote=False)}<" in svg
+            assert all(f">{html.escape(line, quote=False)}<" in svg for line in predicates(spec))
 
 
-def test_svg_layout_is_layered_and_survives_cycles():
+def test_svg_layout_is_layered_survives_cycles_and_escapes():
     diamond = Pattern(name="d", summary="s", nodes={"a": {}, "b": {}, "c": {}, "d": {"op": "Add"}},
                       edges=[("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])
     assert layers(diamond) == {"a": 0, "b": 1, "c": 1, "d": 2}
     loop = Pattern(name="l", summary="s", nodes={"a": {}, "b": {}}, edges=[("a", "b"), ("b", "a")])
     assert set(layers(loop).values()) <= {0, 1}
     assert draw(loop).count("<path class=\"kb-edge\"") == 2
+    gt = Pattern(name="g", summary="<b>x</b> & y", nodes={"c": {"op": "Conv", "attrs": {"group": {"gt": 1}}}})
+    svg = draw(gt)
+    assert "group &gt; 1<" in svg and "&lt;b&gt;x&lt;/b&gt; &amp; y" in svg and "\n\n" not in svg
 
 
 def test_alias_redirects_to_the_renamed_entry(site):
@@ -364,3 +454,14 @@ def test_works_offline(site):
         doc = path.read_text(encoding="utf-8")
         assert not remote.search(doc), path
         assert "fonts.googleapis" not in doc and "googletagmanager" not in doc, path
+
+
+def test_templates_ship_with_the_package():
+    """pyproject's package-data glob covers every template the site renders."""
+    import fnmatch
+    import tomllib
+
+    globs = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["kb"]
+    templates = [p.relative_to(REPO / "kb").as_posix() for p in (REPO / "kb" / "templates" / "site").iterdir()]
+    assert templates and all(any(fnmatch.fnmatch(t, g) for g in globs) for t in templates), templates

@@ -1,5 +1,8 @@
-"""The built site in a real browser: search with raw log lines, the status table, copy-link buttons.
+"""The built site in a real browser: search with raw log lines, Chinese and synonyms, the status table,
+copy-link buttons, the home page's filters.
 
+The search cases come from each real entry's own data (its signature examples, the same lines with
+other numbers, its Chinese title, its synonyms), so a new entry adds cases and never breaks one.
 Needs playwright (the `test` extra) and a Chromium binary; no browser is downloaded. Without them
 the tests skip, except under CI (env CI set), where a missing browser must not pass silently.
 """
@@ -7,7 +10,9 @@ the tests skip, except under CI (env CI set), where a missing browser must not p
 from __future__ import annotations
 
 import functools
+import json
 import os
+import re
 import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -16,26 +21,59 @@ from urllib.parse import urlparse
 
 import pytest
 
-from kb.entries import load_all
+from kb.entries import Entry, load_all
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ENTRIES = load_all(REPO)
-# Every signature example, plus fragments a user is likely to paste instead of the whole line.
-QUERIES = [(e.slug, s.example) for e in ENTRIES for s in e.meta.signatures if s.example] + [
-    ("mnn-groupnorm-unregistered-custom-op", "Broad cast error, dim1 = 256, dim2 = 128"),
-    ("mnn-groupnorm-unregistered-custom-op", "These Op Not Support: ONNX::FeatureConversion"),
-    ("mnn-qdq-input-permutation", "inputChannel: 1, batch:3"),
-    ("ncnn-onnx2ncnn-layernorm", "layer LayerNormalization not exists or registered"),
-    ("mnn-multi-input-gru-quantization", "Can't find input extraTensorDescribe"),
-    # The same lines from other models: other numbers, op and tensor names.
-    ("mnn-groupnorm-unregistered-custom-op", "Broad cast error, dim1 = 512, dim2 = 64"),
-    ("mnn-groupnorm-unregistered-custom-op", "These Op Not Support: ONNX::MyFancyOp"),
-    ("mnn-qdq-input-permutation", "inputChannel: 1, batch:8, width:224, height:224."),
-    ("mnn-multi-input-gru-quantization", "Can't find input extraTensorDescribe for /model/lstm/Tanh_output_0"),
+BY_SLUG = {e.slug: e for e in ENTRIES}
+
+
+def _matches(entry: Entry, line: str) -> bool:
+    """Whether one of the entry's signatures would report this line: its own example, or its pattern."""
+    return any(s.example == line or (s.kind == "log" and s.pattern and re.search(s.pattern, line))
+               for s in entry.meta.signatures)
+
+
+def _other_numbers(line: str) -> str:
+    """The same line as another model prints it: every number changed."""
+    return re.sub(r"\d+", lambda m: str(int(m.group(0)) * 2 + 7), line)
+
+
+def _cases() -> list[tuple[str, str, str, frozenset[str]]]:
+    """(slug, what, query, the entries that must be the top hits) from every entry's own data.
+    A line several entries' signatures report (a generic message) must bring all of them first."""
+    out = []
+    for e in ENTRIES:
+        for sig in e.meta.signatures:
+            if not sig.example:
+                continue
+            for what, line in (("example", sig.example), ("other-numbers", _other_numbers(sig.example))):
+                if what == "other-numbers" and (line == sig.example or not _matches(e, line)):
+                    continue
+                out.append((e.slug, what, line, frozenset(x.slug for x in ENTRIES if _matches(x, line))))
+        if e.meta.zh:
+            out.append((e.slug, "zh-title", e.meta.zh.title, frozenset({e.slug})))
+        for word in e.meta.synonyms:  # a word two entries list must bring both first
+            out.append((e.slug, "synonym", word, frozenset(
+                x.slug for x in ENTRIES if word.casefold() in (w.casefold() for w in x.meta.synonyms))))
+    return out
+
+
+def _ops(e: Entry) -> set[str]:
+    return {op for p in e.meta.trigger for n in p.nodes.values() for op in (n.ops() or ())}
+
+
+# Queries people type, and how to recognise their entry by its data rather than by its slug.
+FIXED = [
+    ("deconvolution grouped batchnorm", lambda e: "ConvTranspose" in _ops(e) and "batchnorm" in e.meta.tags),
+    ("反卷积", lambda e: "ConvTranspose" in _ops(e)),
+    ("层归一化 NaN", lambda e: "onnx2ncnn" in e.meta.engines and "layernorm" in e.meta.tags),
+    ("量化 GRU 段错误", lambda e: "quantization" in e.meta.tags and "gru" in e.meta.tags),
 ]
+CASES = _cases()
 RESULTS = ".md-search-result__list > li"
 
 
@@ -130,18 +168,38 @@ def search(page, query: str) -> list[str]:
     return [groups.nth(i).locator("a").first.get_attribute("href") for i in range(groups.count())]
 
 
-@pytest.mark.parametrize("slug,query", QUERIES, ids=[f"{s}:{q[:40]}" for s, q in QUERIES])
-def test_a_pasted_log_line_finds_its_entry_first(search_page, slug, query):
-    hits = [urlparse(h).path for h in search(search_page, query)]
-    assert hits[0] == f"/{slug}/", f"{query!r}: top hits {hits[:3]}"
+def _top(hits: list[str], want: frozenset[str], *, entries_only: bool = False) -> set[str]:
+    """The first len(want) hits (of entry pages only, if asked), as slugs."""
+    paths = [urlparse(h).path.strip("/") for h in hits]
+    if entries_only:
+        paths = [p for p in paths if p in BY_SLUG]
+    return set(paths[:len(want)])
+
+
+@pytest.mark.parametrize("slug,what,query,want", CASES, ids=[f"{s}:{w}:{q[:40]}" for s, w, q, _ in CASES])
+def test_an_entrys_own_words_find_it_first(search_page, slug, what, query, want):
+    hits = search(search_page, query)
+    # A log line may also find the page of its engine message (kb.site.messages), which lists every
+    # cause; among the entries, the ones whose signatures report the line come first, all of them.
+    # A Chinese title or a synonym lands on the entry itself.
+    top = _top(hits, want, entries_only=what in ("example", "other-numbers"))
+    assert top == set(want), f"{what} {query!r}: want {sorted(want)} first, top hits {hits[:4]}"
+
+
+@pytest.mark.parametrize("query,is_it", FIXED, ids=[q for q, _ in FIXED])
+def test_what_people_type_finds_the_entry(search_page, query, is_it):
+    (slug,) = [e.slug for e in ENTRIES if is_it(e)]  # exactly one entry of the corpus is that problem
+    hits = search(search_page, query)
+    assert _top(hits, frozenset({slug})) == {slug}, f"{query!r}: top hits {hits[:4]}"
 
 
 def test_status_table_shows_the_recorded_verdicts(context, base_url):
     from kb.site.generate import render
     from kb.site.timeline import sentence
 
-    slug = "mnn-qdq-input-permutation"
-    want = render().statuses[slug]  # the same derivation the build used, from the same records
+    statuses = render().statuses  # the same derivation the build used, from the same records
+    slug = max(statuses, key=lambda s: (len(statuses[s].engines), s))  # the entry on the most engines
+    want = statuses[slug]
     page = context.new_page()
     page.goto(base_url + f"{slug}/")
     assert page.locator(".kb-headline .kb-badge").inner_text().strip().lower() == want.label
@@ -199,7 +257,7 @@ def test_many_versions_scroll_sideways_under_a_fixed_check_column(context, base_
 
 
 def test_copy_link_button_copies_the_section_address(context, base_url):
-    slug = "ncnn-onnx2ncnn-layernorm"
+    slug = ENTRIES[0].slug
     page = context.new_page()
     page.goto(base_url + f"{slug}/?h=ignored")
     for anchor in ("status", "symptom", "cause", "workaround"):
@@ -212,7 +270,12 @@ def test_copy_link_button_copies_the_section_address(context, base_url):
     page.close()
 
 
-def test_home_page_filters_by_engine_and_tag(context, base_url):
+def test_home_page_filters_by_engine_tag_and_status(context, base_url):
+    from kb.site.generate import render
+    from kb.site.pages import engine_status
+
+    statuses = render().statuses
+    per_engine = {slug: {es.engine: engine_status(es) for es in st.engines} for slug, st in statuses.items()}
     page = context.new_page()
     page.goto(base_url)
     rows = page.locator(".kb-entries tbody tr")
@@ -221,14 +284,32 @@ def test_home_page_filters_by_engine_and_tag(context, base_url):
     def visible() -> set[str]:
         return {rows.nth(i).get_attribute("data-slug") for i in range(rows.count()) if rows.nth(i).is_visible()}
 
-    page.select_option("#kb-filter-engine", "ncnn")
-    assert visible() == {e.slug for e in ENTRIES if "ncnn" in e.meta.engines}
+    # An entry on several engines shows each engine's status.
+    for slug, engines in per_engine.items():
+        if len(engines) > 1:
+            shown = page.locator(f'tr[data-slug="{slug}"] .kb-engine-status')
+            assert {shown.nth(i).get_attribute("data-engine"): shown.nth(i).get_attribute("data-status")
+                    for i in range(shown.count())} == engines
+    engines = sorted({x for e in ENTRIES for x in e.meta.engines})
+    engine = min(engines, key=lambda x: sum(x in e.meta.engines for e in ENTRIES))  # the rarest: a real filter
+    page.select_option("#kb-filter-engine", engine)
+    assert visible() == {e.slug for e in ENTRIES if engine in e.meta.engines}
     page.select_option("#kb-filter-engine", "")
-    page.select_option("#kb-filter-tag", "quantization")
-    assert visible() == {e.slug for e in ENTRIES if "quantization" in e.meta.tags}
-    assert "tag=quantization" in page.url  # the filter can be shared as a link
-    page.goto(base_url + "?engine=mnn&tag=qdq")
-    assert visible() == {e.slug for e in ENTRIES if "mnn" in e.meta.engines and "qdq" in e.meta.tags}
+    tags = [t for e in ENTRIES for t in e.meta.tags]
+    tag = max(sorted(set(tags)), key=tags.count)
+    page.select_option("#kb-filter-tag", tag)
+    assert visible() == {e.slug for e in ENTRIES if tag in e.meta.tags}
+    assert f"tag={tag}" in page.url  # the filter can be shared as a link
+    page.select_option("#kb-filter-tag", "")
+    for status in {s for st in per_engine.values() for s in st.values()} | {st.status for st in statuses.values()}:
+        page.select_option("#kb-filter-status", status)
+        assert visible() == {s for s, st in statuses.items() if st.status == status or status in
+                             per_engine[s].values()}, status
+    page.select_option("#kb-filter-status", "")
+    e = next(e for e in ENTRIES if e.meta.tags)
+    page.goto(base_url + f"?engine={e.meta.engines[0]}&tag={e.meta.tags[0]}")
+    assert visible() == {x.slug for x in ENTRIES if e.meta.engines[0] in x.meta.engines and e.meta.tags[0] in
+                         x.meta.tags}
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "site-home.png"))
     page.close()

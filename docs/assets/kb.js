@@ -1,5 +1,5 @@
 /* The site's two behaviours: a copy-link button on every section heading of a page, and the
- * engine / tag / status filters of the home page's entry table. No dependencies, no network. */
+ * engine / tag / status filters of the home page's entry table (status: overall or per engine). No dependencies, no network. */
 (function () {
   "use strict";
 
@@ -71,6 +71,16 @@
       });
     }
 
+    /* A row has a status overall and one per engine: with an engine chosen, that engine's counts
+     * (else the entry's); without one, the entry's or any engine's. */
+    function hasStatus(tr, status, engine) {
+      var per = JSON.parse(tr.getAttribute("data-engine-statuses") || "{}");
+      if (engine && Object.prototype.hasOwnProperty.call(per, engine)) return per[engine] === status;
+      if (tr.getAttribute("data-status") === status) return true;
+      if (engine) return false;
+      return Object.keys(per).some(function (e) { return per[e] === status; });
+    }
+
     function apply() {
       var want = {};
       selects.forEach(function (s) { want[s.getAttribute("data-filter")] = s.value; });
@@ -80,7 +90,7 @@
         var tags = JSON.parse(tr.getAttribute("data-tags"));
         var ok = (!want.engine || engines.indexOf(want.engine) >= 0) &&
                  (!want.tag || tags.indexOf(want.tag) >= 0) &&
-                 (!want.status || tr.getAttribute("data-status") === want.status);
+                 (!want.status || hasStatus(tr, want.status, want.engine));
         tr.hidden = !ok;
         if (ok) shown++;
       });

@@ -2,7 +2,20 @@
 
 Signatures of kind `log` are an engine's own message and count as they are. Crash, NaN and
 mismatch signatures describe symptoms many causes share, so they weigh less, and a short one
-(e.g. `SIGSEGV`) counts only when the log also names one of the entry's engines.
+(e.g. `SIGSEGV`) counts only when the log also names one of the entry's engines. A symptom
+(weak) hit counts at all only when the log names the entry's engine and shows another of its
+signatures too, or the entry's evidence.
+
+Each result has a confidence. Many engine messages are generic (`Broad cast error`, `Compute Shape
+Error`, ...: repros/_messages/, `generic: true`), so seeing one names no entry:
+
+- `match`: the log holds evidence specific to the entry: one of its signatures' `evidence` regexes
+  (searched in the whole log), or a signature whose message is not generic;
+- `possible`: the log shows only generic messages the entry prints; the message's page lists its
+  other known causes and what tells them apart.
+
+Matches come first. The exit code is 1 (FOUND) when anything is reported, `match` or `possible`,
+and 0 when nothing is; a caller that wants an attribution reads `confidence` from --json.
 """
 
 from __future__ import annotations
@@ -15,15 +28,19 @@ import re
 import sys
 from dataclasses import dataclass
 
+from kb import messages as message_index
 from kb.entries import Entry, load_all
 from kb.match import codes
-from kb.match.links import page_url, search_url
+from kb.match.links import message_url, page_url, search_url
 from kb.match.logfile import blocks, open_log
-from kb.schema import Signature
+from kb.schema import Message, Signature
 
 WEAK = 0.3  # weight of a symptom signature next to an engine message of the same length
 DISTINCT = 12  # literal characters that make a symptom pattern count even without the engine named
 SHOWN = 300  # characters of a matched line shown
+EVIDENCE = 3.0  # score of a piece of evidence: more than any one message
+MATCH, POSSIBLE = "match", "possible"
+CAUSES_SHOWN = 4  # upstream causes of a generic message listed in the text output
 
 
 @dataclass(frozen=True)
@@ -54,17 +71,45 @@ class Hit:
         return -self.score, self.number
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """A piece of a log specific to an entry: where one of its signatures' evidence regexes matched."""
+
+    sig: Signature
+    pattern: str
+    number: int  # line number where the match starts
+    line: str
+
+
 @dataclass
 class Explained:
+    entry: Entry
     hits: list[Hit]  # of one entry, one per signature, best first
-
-    @property
-    def entry(self) -> Entry:
-        return self.hits[0].rule.entry
+    evidence: list[Evidence]
+    messages: dict[str, Message]  # the message index, to tell generic messages from specific ones
 
     @property
     def score(self) -> float:
-        return sum(h.score for h in self.hits)
+        return sum(h.score for h in self.hits) + EVIDENCE * len(self.evidence)
+
+    def specific(self, h: Hit) -> bool:
+        """An engine message that names this entry by itself: not a symptom, not a generic message."""
+        if h.rule.weak:
+            return False
+        if not h.rule.sig.message:
+            return True  # an entry's own message, not in the index
+        m = self.messages.get(h.rule.sig.message)
+        return m is not None and not m.generic  # a message missing from the index counts as generic
+
+    @property
+    def confidence(self) -> str:
+        return MATCH if self.evidence or any(self.specific(h) for h in self.hits) else POSSIBLE
+
+    @property
+    def message(self) -> Message | None:
+        """The message of the best hit that cites one."""
+        return next((self.messages[h.rule.sig.message] for h in self.hits if h.rule.sig.message in self.messages),
+                    None)
 
 
 def literal_chars(pattern: str) -> int:
@@ -105,18 +150,23 @@ def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool) -> Rule:
     return Rule(e, s, re.compile(rx), re.compile(rx, re.MULTILINE), weak, not distinct, _weight(rx, weak))
 
 
-def explain(name: str, stream, entries: list[Entry]) -> tuple[list[Explained], str | None]:
-    """The entries matched, best first, and the line to search the site for: the log's first
-    error-like line, else its last line."""
+def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message] | None = None,
+            seen: list[Message] | None = None) -> tuple[list[Explained], str | None]:
+    """The entries matched, best first (matches before possibles), and the line to search the site
+    for: the log's first error-like line, else its last line. `seen`, if given, receives the indexed
+    messages the log shows."""
     from kb.judge import ERRORISH
 
+    messages = message_index.load_all() if messages is None else messages
     errorish = re.compile(ERRORISH.pattern)  # searched in lowercased text: much faster than IGNORECASE
     table = rules(entries)
     hits: dict[int, Hit] = {}  # id(rule) -> its first line
     named: set[str] = set()  # engines the log mentions
     engines = {en for e in entries for en in e.meta.engines}
     first_error = last = None
+    lines: list[str] = []  # the whole log, for evidence that spans lines
     for first, block in blocks(name, stream):
+        lines += block
         text = "\n".join(block)
         low = text.lower()
         named.update(en for en in engines if en in low)
@@ -130,6 +180,9 @@ def explain(name: str, stream, entries: list[Entry]) -> tuple[list[Explained], s
                     hits[id(r)].count += 1
                 else:
                     hits[id(r)] = Hit(r, first + i, block[i], shared)
+    whole = "\n".join(lines)
+    if seen is not None:
+        seen += [m for m in messages.values() if _search(m.pattern, whole)]
     found: dict[str, dict[str, Hit]] = {}  # entry -> signature -> its best hit
     for h in hits.values():
         if h.rule.needs_engine and not named & set(h.rule.entry.meta.engines):
@@ -137,9 +190,63 @@ def explain(name: str, stream, entries: list[Entry]) -> tuple[list[Explained], s
         per = found.setdefault(h.rule.entry.slug, {})
         if h.rule.sig.id not in per or h.order() < per[h.rule.sig.id].order():
             per[h.rule.sig.id] = h
-    explained = [Explained(sorted(per.values(), key=Hit.order)) for per in found.values()]
-    ranked = sorted(explained, key=lambda x: (-x.score, -len(x.hits), x.entry.meta.id))
+    explained = []
+    for e in entries:
+        per = found.get(e.slug, {})
+        proof = evidence(e, whole)
+        # A symptom alone is no result: it counts with the entry's engine named and another of its signatures.
+        engine_named = bool(named & set(e.meta.engines))
+        kept = [h for h in per.values() if not h.rule.weak or proof or (engine_named and len(per) > 1)]
+        if kept or proof:
+            explained.append(Explained(e, sorted(kept, key=Hit.order), proof, messages))
+    ranked = sorted(explained, key=lambda x: (x.confidence != MATCH, -x.score, -len(x.hits), x.entry.meta.id))
     return ranked, first_error or last
+
+
+def required_literal(pattern: str) -> str:
+    """The longest text any match of the pattern must contain ("" if unknown): a substring test
+    before the regex, so that a pattern that cannot match skips a slow scan of a large log."""
+    from re import _parser as sre
+
+    try:
+        parsed = sre.parse(pattern)
+    except re.error:
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    best = cur = ""
+    for op, av in parsed:
+        if op is sre.LITERAL:
+            cur += chr(av)
+            continue
+        best, cur = max(best, cur, key=len), ""
+    return max(best, cur, key=len)
+
+
+def _search(pattern: str, text: str) -> re.Match | None:
+    lit = required_literal(pattern)
+    return None if lit and lit not in text else re.search(pattern, text)
+
+
+def evidence(e: Entry, whole: str) -> list[Evidence]:
+    """The first match of each of the entry's evidence regexes in the whole log. A named group
+    `custom_op` must capture an op that neither ONNX nor onnxruntime defines."""
+    out = []
+    for s in e.meta.signatures:
+        for rx in s.evidence:
+            lit = required_literal(rx)
+            for m in re.finditer(rx, whole) if not lit or lit in whole else ():
+                if "custom_op" in m.re.groupindex and m.group("custom_op") and \
+                        message_index.defined_op(m.group("custom_op")):
+                    continue
+                starts = [m.start(g) for g in range(1, (m.re.groups or 0) + 1) if m.start(g) >= 0]
+                at = min(starts) if starts and m.start() == m.end() else m.start()  # lookaheads: their groups
+                number = whole.count("\n", 0, at)
+                end = whole.find("\n", at)
+                begin = whole.rfind("\n", 0, at) + 1
+                out.append(Evidence(s, rx, number + 1, whole[begin:end if end >= 0 else len(whole)]))
+                break
+    return out
 
 
 def _matches(table: list[Rule], text: str, block: list[str]) -> dict[int, list[Rule]]:
@@ -157,60 +264,118 @@ def _matches(table: list[Rule], text: str, block: list[str]) -> dict[int, list[R
 
 
 def explain_command(log: str | None, as_json: bool) -> int:
-    """Print the entries whose signatures the log shows; return 1 if any, 0 if none (KBError on bad input)."""
+    """Print the entries whose signatures the log shows, matches first; return 1 if any is reported
+    (`match` or `possible`), 0 if none (KBError on bad input)."""
     entries = load_all()
+    messages = message_index.load_all(entries=entries)
     name, stream = open_log(log)
+    seen: list[Message] = []
     try:
-        ranked, query = explain(name, stream, entries)
+        ranked, query = explain(name, stream, entries, messages, seen)
     finally:
         if log not in (None, "-"):
             stream.close()
     if as_json:
         print(json.dumps([_as_json(x) for x in ranked], indent=1))
     elif ranked:
-        print(_as_text(name, ranked))
+        print(_as_text(name, ranked, seen, entries))
     if not ranked:
         hint = f"{name}: no known problem matches this log. Search the site: {search_url(_query(query))}"
+        for m in seen:
+            hint += f"\nIt shows {'a generic' * m.generic or 'a'} message with known causes: {message_url(m.id)}"
         print(hint, file=sys.stderr if as_json else sys.stdout)
     return codes.FOUND if ranked else codes.NOTHING_FOUND
 
 
 def _shown(h: Hit) -> str:
-    line = h.line
+    return _cut(h.line, h.rule.rx)
+
+
+def _cut(line: str, rx: re.Pattern | None = None) -> str:
     if len(line) <= SHOWN:
         return line
-    m = h.rule.rx.search(line)
+    m = rx.search(line) if rx else None
     start = max(0, min(m.start() - SHOWN // 3, len(line) - SHOWN)) if m else 0
     return ("..." if start else "") + line[start:start + SHOWN] + "..."
 
 
+def _best(x: Explained) -> tuple[str, int, str]:
+    """The line that best shows the result: for a match, what proves it; else the best hit.
+    (line, line number, signature id)"""
+    if x.confidence == MATCH and x.evidence:
+        ev = min(x.evidence, key=lambda v: v.number)
+        return _cut(ev.line), ev.number, ev.sig.id
+    h = next((h for h in x.hits if x.specific(h)), x.hits[0]) if x.hits else None
+    return _shown(h), h.number, h.rule.sig.id
+
+
 def _as_json(x: Explained) -> dict:
-    best = x.hits[0]
+    line, number, sig = _best(x)
+    msg = x.message
     return {
         "entry": x.entry.slug,
+        "confidence": x.confidence,
+        "line": line,
+        "url": page_url(x.entry.slug),
+        "message": message_url(msg.id) if msg else None,
         "id": x.entry.meta.id,
         "title": x.entry.meta.title,
         "score": round(x.score, 2),
-        "line": _shown(best),
-        "line_number": best.number,
-        "signature": best.rule.sig.id,
-        "url": page_url(x.entry.slug),
+        "line_number": number,
+        "signature": sig,
         "signatures": [{"id": h.rule.sig.id, "kind": h.rule.sig.kind, "line": _shown(h), "line_number": h.number,
-                        "count": h.count, "weak": h.rule.weak} for h in x.hits],
+                        "count": h.count, "weak": h.rule.weak, "generic": not h.rule.weak and not x.specific(h),
+                        "message": message_url(h.rule.sig.message) if h.rule.sig.message in x.messages else None}
+                       for h in x.hits],
+        "evidence": [{"signature": v.sig.id, "line": _cut(v.line), "line_number": v.number} for v in x.evidence],
     }
 
 
-def _as_text(name: str, ranked: list[Explained]) -> str:
-    n = len(ranked)
-    out = [f"{name}: {n} known problem{'s' * (n > 1)} match{'es' * (n == 1)} this log{', best first' * (n > 1)}"]
+def _as_text(name: str, ranked: list[Explained], seen: list[Message] | None = None,
+             entries: list[Entry] | None = None) -> str:
+    matches = [x for x in ranked if x.confidence == MATCH]
+    n, p = len(matches), len(ranked) - len(matches)
+    head = []
+    if n:
+        head.append(f"{n} known problem{'s' * (n > 1)} match{'es' * (n == 1)} this log")
+    if p:
+        what = "more" if n else f"known problem{'s' * (p > 1)}"
+        head.append(f"{p} {what} {'is' if p == 1 else 'are'} possible (generic messages only)")
+    out = [f"{name}: {' and '.join(head)}{', best first' * (len(ranked) > 1)}"]
     for rank, x in enumerate(ranked, 1):
-        out += ["", f"{rank}. {x.entry.meta.id}  {x.entry.meta.title}"]
+        out += ["", f"{rank}. {x.entry.meta.id}  {x.entry.meta.title}  [{x.confidence}]"]
+        for v in sorted(x.evidence, key=lambda v: v.number):
+            out.append(f"   line {v.number} [evidence for {v.sig.id}]: {_cut(v.line)}")
         for h in x.hits:
-            note = ", a symptom with many causes" if h.rule.weak else ""
+            note = ", a symptom with many causes" if h.rule.weak else ", a generic message" * (not x.specific(h))
             times = f", {h.count} times" if h.count > 1 else ""
             out.append(f"   line {h.number} [{h.rule.sig.id}{note}{times}]: {_shown(h)}")
+        if x.confidence == POSSIBLE:
+            checks = [s.evidence_summary for s in x.entry.meta.signatures if s.evidence_summary]
+            if checks:
+                out.append(f"   to confirm it, check that {'; or '.join(checks)}")
         out.append(f"   page: {page_url(x.entry.slug)}")
+    out += _ambiguous(ranked, seen or [], entries or [x.entry for x in ranked])
     return "\n".join(out)
+
+
+def _ambiguous(ranked: list[Explained], seen: list[Message], entries: list[Entry]) -> list[str]:
+    """For each generic message behind a `possible`: it is ambiguous, its other causes, its page."""
+    shown = {h.rule.sig.message for x in ranked if x.confidence == POSSIBLE for h in x.hits}
+    out = []
+    for m in seen:
+        if not (m.generic and m.id in shown):
+            continue
+        citing = sorted({e.meta.id for e, _ in message_index.cited_by(m.id, entries)})
+        total = len(citing) + len(m.causes)
+        out += ["", f"The message \"{m.example}\" is ambiguous: {total} known causes print it "
+                    f"({', '.join(citing)} here, and {len(m.causes)} upstream), so this log alone names none of them."]
+        for c in m.causes[:CAUSES_SHOWN]:
+            out.append(f"   {c.ref}: {c.cause}")
+        if len(m.causes) > CAUSES_SHOWN:
+            out.append(f"   and {len(m.causes) - CAUSES_SHOWN} more")
+        out.append(f"   what tells them apart: {message_url(m.id)}")
+    return out
 
 
 def _query(line: str | None) -> str:

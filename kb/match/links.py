@@ -18,6 +18,10 @@ def page_url(slug: str) -> str:
     return f"{site_url()}{slug}/"  # mkdocs.yml: use_directory_urls, so each entry lives at /<slug>/
 
 
+def message_url(message_id: str) -> str:
+    return f"{site_url()}messages/{message_id}/"  # kb/site/messages.py: the message index's pages
+
+
 def search_url(query: str) -> str:
     # mkdocs-material opens its search box, filled in, when a page is loaded with ?q=
     return f"{site_url()}?q={quote(query, safe='')}"

@@ -34,6 +34,7 @@ class Site:
     redirects: dict[str, str] = field(default_factory=dict)  # former slug -> slug
     nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name), home first
     statuses: dict[str, EntryStatus] = field(default_factory=dict)  # slug -> status
+    message_nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name): the "Messages" section
 
 
 def render(root: Path | None = None, records: Path | None = None) -> Site:
@@ -46,20 +47,35 @@ def render(root: Path | None = None, records: Path | None = None) -> Site:
     for r in all_records:
         by_entry.setdefault(r.entry, []).append(r)
 
+    from kb import messages as message_index
+
+    known = message_index.load_all(root, entries)
     site = Site()
     rows: list[tuple[Entry, EntryStatus]] = []
     for e in entries:
         checks: list[Check] = list(load_checks(e).items.values())
         st = derive(e.meta.engines, checks, expectations.load(e.expected), by_entry.get(e.slug, []))
-        site.pages[f"{e.slug}.md"] = pages.entry_page(e, st)
+        site.pages[f"{e.slug}.md"] = pages.entry_page(e, st, known)
         site.statuses[e.slug] = st
         site.nav.append((f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))
         rows.append((e, st))
     site.pages[HOME] = pages.home_page(rows)
+    _message_pages(site, root, entries)
     site.nav.sort(key=lambda t: t[0])
     site.nav.insert(0, ("Home", HOME))
     site.redirects = _redirects(entries)
     return site
+
+
+def _message_pages(site: Site, root: Path, entries: list[Entry]) -> None:
+    """One page per message of the index (repros/_messages/), at /messages/<id>/."""
+    from kb import messages
+    from kb.site import messages as message_pages
+
+    for m in messages.load_all(root, entries).values():
+        name = message_pages.page_name(m.id)
+        site.pages[name] = message_pages.message_page(m, entries, site.statuses)
+        site.message_nav.append((m.example, name))
 
 
 def _redirects(entries: list[Entry]) -> dict[str, str]:
@@ -82,13 +98,14 @@ def write(site: Site, out_docs_dir: Path) -> list[Path]:
     written = []
     for name, text in site.pages.items():
         path = out_docs_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             tmp = path.with_suffix(f".tmp-{os.getpid()}")
             tmp.write_text(text, encoding="utf-8")
             tmp.replace(path)
         written.append(path)
-    for stale in out_docs_dir.glob("*.md"):
-        if stale.name not in site.pages:
+    for stale in (*out_docs_dir.glob("*.md"), *out_docs_dir.glob("messages/*.md")):
+        if stale.relative_to(out_docs_dir).as_posix() not in site.pages:
             stale.unlink()
     return written
 

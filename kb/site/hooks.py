@@ -28,6 +28,8 @@ def on_config(config):
     except (KBError, OSError) as e:  # a broken entry or a missing corpus: one line, no traceback
         raise PluginError(f"kb: {e}") from None
     config.nav = [{title: f"{GENERATED}/{name}"} for title, name in site.nav]
+    if site.message_nav:  # the message index: /messages/<id>/
+        config.nav.append({"Messages": [{title: f"{GENERATED}/{name}"} for title, name in site.message_nav]})
     if site.redirects:
         redirects = config.plugins.get("redirects")
         if redirects is None:
@@ -42,13 +44,13 @@ def on_config(config):
 
 @event_priority(100)  # before mkdocs-redirects notes the pages' addresses
 def on_files(files: Files, config) -> Files:
-    """entries/<slug>.md is served at /<slug>/ and entries/index.md at /: addresses stay short and
-    independent of where the generator writes."""
+    """entries/<slug>.md is served at /<slug>/, entries/messages/<id>.md at /messages/<id>/ and
+    entries/index.md at /: addresses stay short and independent of where the generator writes."""
     for f in list(files):
         if not (f.src_uri.startswith(f"{GENERATED}/") and f.is_documentation_page()):
             continue
         name = f.src_uri[len(GENERATED) + 1:]
-        if "/" in name:
+        if "/" in name and not (name.startswith("messages/") and name.count("/") == 1):
             continue
         dest = "index.html" if name == generate.HOME else f"{name[:-3]}/index.html"
         files.remove(f)

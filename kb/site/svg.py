@@ -2,13 +2,15 @@
 
 Layered layout, left to right: a node's column is the length of the longest edge path reaching it.
 Text is monospace so box widths can be computed from character counts, with no font metrics.
+This module computes the layout; the markup is kb/templates/site/pattern.svg.j2.
 """
 
 from __future__ import annotations
 
-from html import escape
+from markupsafe import Markup
 
 from kb.pattern import NodeSpec, Pattern, Pred
+from kb.site.markup import render
 
 OP_PX, TEXT_PX = 8.0, 7.3  # advance of one monospace character at 13px / 12px
 PAD, LINE, GAP_X, GAP_Y, TOP = 10, 16, 56, 18, 18
@@ -66,8 +68,8 @@ def layers(p: Pattern) -> dict[str, int]:
     return col
 
 
-def draw(p: Pattern) -> str:
-    """The SVG markup (one block, no blank lines, so Markdown passes it through untouched)."""
+def draw(p: Pattern) -> Markup:
+    """The SVG markup (kb/templates/site/pattern.svg.j2: one block, no blank lines)."""
     col = layers(p)
     boxes: dict[str, dict] = {}
     for name, spec in p.nodes.items():
@@ -87,51 +89,20 @@ def draw(p: Pattern) -> str:
         x += max(boxes[n]["w"] for n in names) + GAP_X
     total_w = x - GAP_X + 4
 
-    mid = f"kb-arrow-{p.name}"
     chain = " → ".join(op_label(p.nodes[n]) for c in columns for n in c)
-    out = [
-        f'<svg class="kb-pattern-svg" xmlns="http://www.w3.org/2000/svg" role="img" '
-        f'width="{total_w}" height="{total_h}" viewBox="0 0 {total_w} {total_h}" '
-        f'aria-label="{escape(f"Trigger pattern {p.name}: {chain}")}">',
-        f"<title>{escape(p.name)}: {escape(p.summary)}</title>",
-        f'<defs><marker id="{mid}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
-        f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="currentColor"/></marker></defs>',
-    ]
-    for a, b in p.edges:
-        out.append(_edge(boxes[a], boxes[b], mid, f"{a} → {b}"))
-    for name, bx in boxes.items():
-        out.append(_node(name, bx))
-    out.append("</svg>")
-    return "\n".join(out)
+    return render("pattern.svg.j2", name=p.name, summary=p.summary, chain=chain, width=total_w, height=total_h,
+                  marker=f"kb-arrow-{p.name}", pad=PAD, line_px=LINE,
+                  edges=[{"d": _edge(boxes[a], boxes[b]), "label": f"{a} → {b}"} for a, b in p.edges],
+                  boxes=[{"name": name, **bx} for name, bx in boxes.items()]).strip()
 
 
-def _edge(a: dict, b: dict, marker: str, label: str) -> str:
+def _edge(a: dict, b: dict) -> str:
+    """The path of an arrow from box a to box b."""
     x1, y1 = a["x"] + a["w"], a["y"] + a["h"] / 2
     x2, y2 = b["x"], b["y"] + b["h"] / 2
     if x2 <= x1:  # an edge back to an earlier column (only in a cycle): go around below
         x1, y1, x2, y2 = a["x"] + a["w"] / 2, a["y"] + a["h"], b["x"] + b["w"] / 2, b["y"] + b["h"]
         low = max(y1, y2) + 12
-        d = f"M{x1:.0f},{y1:.0f} C{x1:.0f},{low:.0f} {x2:.0f},{low:.0f} {x2:.0f},{y2:.0f}"
-    else:
-        bend = (x2 - x1) / 2
-        d = f"M{x1:.0f},{y1:.0f} C{x1 + bend:.0f},{y1:.0f} {x2 - bend:.0f},{y2:.0f} {x2:.0f},{y2:.0f}"
-    return (f'<path class="kb-edge" d="{d}" fill="none" stroke="currentColor" stroke-width="1.5" '
-            f'marker-end="url(#{marker})"><title>{escape(label)}</title></path>')
-
-
-def _node(name: str, bx: dict) -> str:
-    x, y, w, h = bx["x"], bx["y"], bx["w"], bx["h"]
-    parts = [
-        f'<g class="kb-node" data-node="{escape(name)}">',
-        f'<text class="kb-node-name" x="{x + 2:.0f}" y="{y - 5:.0f}" font-size="11" '
-        f'font-family="monospace" fill="currentColor" opacity="0.7">{escape(name)}</text>',
-        f'<rect x="{x:.0f}" y="{y:.0f}" width="{w}" height="{h}" rx="6" fill="none" '
-        f'stroke="currentColor" stroke-width="1.5"/>',
-        f'<text class="kb-node-op" x="{x + PAD:.0f}" y="{y + PAD + 12:.0f}" font-size="13" '
-        f'font-weight="bold" font-family="monospace" fill="currentColor">{escape(bx["op"])}</text>',
-    ]
-    for i, line in enumerate(bx["preds"], 1):
-        parts.append(f'<text class="kb-node-pred" x="{x + PAD:.0f}" y="{y + PAD + 12 + LINE * i:.0f}" '
-                     f'font-size="12" font-family="monospace" fill="currentColor">{escape(line)}</text>')
-    parts.append("</g>")
-    return "".join(parts)
+        return f"M{x1:.0f},{y1:.0f} C{x1:.0f},{low:.0f} {x2:.0f},{low:.0f} {x2:.0f},{y2:.0f}"
+    bend = (x2 - x1) / 2
+    return f"M{x1:.0f},{y1:.0f} C{x1 + bend:.0f},{y1:.0f} {x2 - bend:.0f},{y2:.0f} {x2:.0f},{y2:.0f}"

@@ -1,0 +1,91 @@
+"""How well `kb explain` attributes real logs from upstream threads (bench/real_logs).
+
+    .venv/bin/python bench/explain_real_logs.py [--split tune|report] [--verbose]
+
+For each split it prints:
+  recall           positives (logs labelled with a current entry) whose entry is reported at all
+  confident top-1  positives whose top result is their entry, with confidence `match`
+  false matches    negatives (label `other`, or a slug that is not an entry yet) with any `match`
+  negatives with a `possible` result, counted separately: that is the intended answer for a
+                   generic message, not a false attribution
+and every mistake with its upstream ref. Tune on `tune` only; `report` is for reporting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from kb.entries import load_all
+from kb.match import explain as ex
+
+HERE = Path(__file__).resolve().parent / "real_logs"
+
+
+def run(path: Path, entries) -> list[dict]:
+    with path.open("rb") as f:
+        ranked, _ = ex.explain(str(path), f, entries)
+    rows = [ex._as_json(x) for x in ranked]
+    for r in rows:
+        r.setdefault("confidence", "match")  # before confidence existed, every result was a claim
+    return rows
+
+
+def measure(labels: list[dict], entries, verbose: bool) -> dict:
+    slugs = {e.slug for e in entries}
+    pos = neg = recall = top1 = false = possible = 0
+    mistakes: list[str] = []
+    for lab in labels:
+        rows = run(HERE / lab["file"], entries)
+        got = [(r["entry"], r["confidence"]) for r in rows]
+        shown = ", ".join(f"{s}:{c}" for s, c in got) or "nothing"
+        if lab["label"] in slugs:
+            pos += 1
+            found = any(s == lab["label"] for s, _ in got)
+            confident = bool(got) and got[0] == (lab["label"], "match")
+            recall += found
+            top1 += confident
+            if not found:
+                mistakes.append(f"  MISSED    {lab['ref']:<28} {lab['label']}: got {shown}")
+            elif not confident:
+                mistakes.append(f"  NOT TOP-1 {lab['ref']:<28} {lab['label']}: got {shown}")
+        else:
+            neg += 1
+            if any(c == "match" for _, c in got):
+                false += 1
+                mistakes.append(f"  FALSE     {lab['ref']:<28} ({lab['label']}): got {shown}")
+            elif got:
+                possible += 1
+                if verbose:
+                    mistakes.append(f"  possible  {lab['ref']:<28} ({lab['label']}): got {shown}")
+    return dict(pos=pos, neg=neg, recall=recall, top1=top1, false=false, possible=possible, mistakes=mistakes)
+
+
+def pct(a: int, b: int) -> str:
+    return f"{a}/{b} ({100 * a / b:.0f}%)" if b else "0/0"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--split", choices=["tune", "report"], action="append")
+    p.add_argument("--verbose", "-v", action="store_true", help="also list negatives given a `possible`")
+    args = p.parse_args()
+    labels = yaml.safe_load((HERE / "labels.yaml").read_text(encoding="utf-8"))
+    entries = load_all()
+    for split in args.split or ["tune", "report"]:
+        m = measure([x for x in labels if x["split"] == split], entries, args.verbose)
+        print(f"== split {split}: {m['pos']} positives (current entries), {m['neg']} negatives")
+        print(f"recall            {pct(m['recall'], m['pos'])}")
+        print(f"confident top-1   {pct(m['top1'], m['pos'])}")
+        print(f"false matches     {pct(m['false'], m['neg'])} of negatives get a `match`")
+        print(f"possible only     {pct(m['possible'], m['neg'])} of negatives get only `possible` results")
+        print("\n".join(m["mistakes"]) or "  no mistakes")
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
