@@ -31,6 +31,9 @@ class Case:
     torchscript: bool = False  # also save a traced TorchScript file (for pnnx)
     export_kwargs: dict = field(default_factory=dict)
     simplify: bool = False  # run onnxsim on the export, as many users do before converting
+    # Quantize the export with onnxruntime, as users do: {"method": "static"|"dynamic", "fmt": "QDQ"|
+    # "QOperator", **options}. The case's ONNX file is then the quantized model.
+    quantize: dict | None = None
 
 
 def export_entry(repro: str, out: str) -> dict:
@@ -58,7 +61,10 @@ def export_entry(repro: str, out: str) -> dict:
                  **{n: t.numpy() for n, t in zip(case.output_names, results)})
         if case.simplify:
             _simplify(onnx_path)
-        item = {"onnx": onnx_path.name, "trigger": None if case.variant else case.trigger, "variant": case.variant, "opset": case.opset, "dynamo": case.dynamo,
+        if case.quantize:
+            _quantize(onnx_path, outdir / f"{case.name}.inputs.npz", dict(case.quantize))
+        item = {"onnx": onnx_path.name, "trigger": None if case.variant else case.trigger, "variant": case.variant,
+                "opset": case.opset, "dynamo": case.dynamo, "quantize": case.quantize,
                 "inputs": {n: list(t.shape) for n, t in zip(case.input_names, case.inputs)},
                 "outputs": case.output_names}
         if case.torchscript:
@@ -78,3 +84,11 @@ def _simplify(path: Path) -> None:
     if not ok:
         raise RuntimeError(f"onnxsim could not validate the simplified {path.name}")
     onnx.save(model, str(path))
+
+
+def _quantize(path: Path, inputs: Path, spec: dict) -> None:
+    from kb.workers.onnxruntime import quantize
+
+    float_path = path.with_suffix(".float.onnx")
+    path.rename(float_path)
+    quantize(str(float_path), str(inputs), str(path), spec.pop("method"), spec.pop("fmt", "QDQ"), spec)
