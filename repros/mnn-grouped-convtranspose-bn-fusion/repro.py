@@ -22,6 +22,18 @@ class DeconvBN(nn.Module):
         return self.bn(self.deconv(x))
 
 
+class ScaleFirst(DeconvBN):
+    """The Scale written as `s * x + b`: the constant in the other operand of the Mul."""
+
+    def __init__(self, cin: int, cout: int, groups: int):
+        super().__init__(cin, cout, groups)
+        self.scale = nn.Parameter(torch.rand(1, cout, 1, 1) + 0.5)
+        self.shift = nn.Parameter(torch.rand(1, cout, 1, 1) - 0.5)
+
+    def forward(self, x):
+        return self.shift + self.scale * self.deconv(x)
+
+
 class DeconvScale(DeconvBN):
     """The same deconvolution followed by a per-channel Mul and Add (MNN's "Scale")."""
 
@@ -34,10 +46,10 @@ class DeconvScale(DeconvBN):
         return self.deconv(x) * self.scale + self.shift
 
 
-def case(name: str, model: nn.Module, cin: int, trigger: bool = True, dynamo: bool = False) -> Case:
+def case(name: str, model: nn.Module, cin: int, trigger: bool = True, dynamo: bool = False, opset: int = 13) -> Case:
     x = torch.randn(1, cin, 7, 9)
     # dynamo=True folds BN into the ConvTranspose and hides the pattern: only the workaround uses it.
-    return Case(name, model, (x,), ["x"], ["y"], opset=18 if dynamo else 13, dynamo=dynamo, trigger=trigger)
+    return Case(name, model, (x,), ["x"], ["y"], opset=18 if dynamo else opset, dynamo=dynamo, trigger=trigger)
 
 
 def cases():
@@ -45,6 +57,19 @@ def cases():
     yield case("grouped-bn", DeconvBN(8, 16, groups=4), 8)
     yield case("grouped-bn-uneven", DeconvBN(8, 12, groups=2), 8)
     yield case("grouped-scale", DeconvScale(8, 16, groups=4), 8)
-    yield case("depthwise-bn", DeconvBN(16, 16, groups=16), 16)
+    yield case("depthwise-bn", DeconvBN(16, 16, groups=16), 16, trigger=False)  # control: never affected
     yield case("ungrouped-bn", DeconvBN(8, 16, groups=1), 8, trigger=False)  # control
     yield case("grouped-bn-folded", DeconvBN(8, 16, groups=4), 8, trigger=False, dynamo=True)  # workaround
+
+
+def variants():
+    """Grouped deconvolutions as decoders write them; every one is fixed on the MNN 3.x measured."""
+    torch.manual_seed(0)
+    yield case("v-grouped-bn-g2", DeconvBN(8, 16, groups=2), 8)
+    yield case("v-grouped-bn-g8", DeconvBN(16, 32, groups=8), 16)
+    yield case("v-grouped-bn-opset17", DeconvBN(8, 16, groups=4), 8, opset=17)
+    yield case("v-grouped-scale-first", ScaleFirst(8, 16, groups=4), 8)
+    yield case("v-grouped-scale", DeconvScale(8, 12, groups=2), 8)
+    yield case("v-depthwise-bn", DeconvBN(8, 8, groups=8), 8)
+    yield case("v-ungrouped-bn", DeconvBN(8, 16, groups=1), 8)
+    yield case("v-folded-dynamo", DeconvBN(8, 16, groups=4), 8, dynamo=True)

@@ -33,6 +33,13 @@ def ungrouped_bn(s):
     return s.mnn.run(s.mnn.convert("ungrouped-bn"))
 
 
+@checks.variants("mnn", ["drift"], ["v-grouped-bn-g2", "v-grouped-bn-g8", "v-grouped-bn-opset17", "v-grouped-scale-first",
+                                    "v-grouped-scale", "v-depthwise-bn", "v-ungrouped-bn", "v-folded-dynamo"], atol=1e-3)
+def variant(s, case):
+    """Convert with default flags, run, compare with torch."""
+    return s.mnn.run(s.mnn.convert(case))
+
+
 @checks.workaround("mnn", "keep-bn-unfused", atol=1e-3)
 def bn_folded_before_conversion(s):
     """Exported with dynamo=True, which folds the BN into the ConvTranspose: nothing left to mis-merge."""
