@@ -41,3 +41,52 @@ def cases():
     yield Case("custom-op", Net(custom=True), (x,), ["x"], ["y"], opset=13, dynamo=False,
                export_kwargs={"custom_opsets": {"custom": 1}})
     yield Case("standard-ops", Net(custom=False), (x,), ["x"], ["y"], opset=13, dynamo=False, trigger=False)
+
+
+class Variant(nn.Module):
+    """The custom op where real models put it: with elementwise ops, or a conv, before the GroupNorm."""
+
+    def __init__(self, between=(), norm=True, double=True):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 128, 3, padding=1)
+        self.between, self.norm, self.double = between, norm, double
+        channels = 256 if double else 128
+        self.mid = nn.Conv2d(channels, channels, 1)
+        self.gn = nn.GroupNorm(32, channels)
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = FeatureConversion.apply(x) if self.double else Same.apply(x)
+        for op in self.between:
+            x = {"relu": torch.relu, "mul": lambda t: t * 0.5, "silu": nn.functional.silu,
+                 "conv": self.mid}[op](x)
+        return self.gn(x) if self.norm else x
+
+
+class Same(torch.autograd.Function):
+    """A custom op that keeps the shape: MNN's guess (output shape = input shape) is then right."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def symbolic(g, x):
+        return g.op("custom::Same", x)
+
+
+def variants():
+    torch.manual_seed(0)
+    x = torch.randn(1, 3, 16, 16)
+    kw = dict(dynamo=False, export_kwargs={"custom_opsets": {"custom": 1}})
+    for name, model, opset in [
+        ("v-relu", Variant(["relu"]), 13),
+        ("v-scalar-mul", Variant(["mul"]), 13),
+        ("v-silu", Variant(["silu"]), 13),
+        ("v-relu-mul", Variant(["relu", "mul"]), 13),
+        ("v-opset17", Variant(), 17),
+        ("v-conv-between", Variant(["conv"]), 13),
+        ("v-shape-preserving-op", Variant(double=False), 13),
+        ("v-no-groupnorm", Variant(norm=False), 13),
+    ]:
+        yield Case(name, model, (x,), ["x"], ["y"], opset=opset, **kw)

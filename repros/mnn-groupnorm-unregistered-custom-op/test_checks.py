@@ -15,6 +15,14 @@ def convert_allow_custom_op(s):
     return s.mnn.run(s.mnn.convert("custom-op", "--allowCustomOp"))
 
 
+@checks.variants("mnn", ["broadcast-error", "compute-shape-error"],
+                 ["v-relu", "v-scalar-mul", "v-silu", "v-relu-mul", "v-opset17", "v-conv-between",
+                  "v-shape-preserving-op", "v-no-groupnorm"])
+def allow_custom_op(s, case):
+    """mnnconvert --allowCustomOp, then run."""
+    return s.mnn.run(s.mnn.convert(case, "--allowCustomOp"))
+
+
 @checks.workaround("mnn", "export-standard-ops", atol=1e-4, rtol=1e-4)
 def export_standard_ops(s):
     """The same computation exported with standard ONNX ops converts and matches torch."""
