@@ -63,6 +63,7 @@ class Pred(Strict):
 
 class NodeSpec(Strict):
     op: str | list[str] = "*"  # an op type, or alternatives: [GRU, LSTM, RNN]
+    not_op: list[str] = []  # op types this node must not be (e.g. a base that is never negative)
     custom: bool | None = None  # True: an op that ONNX itself does not define
     # Attribute tests. An attribute that became an input in a later opset (ReduceMean's `axes` in 18)
     # is read from that input when it is a constant: see `attr_inputs`.
@@ -196,6 +197,8 @@ class GraphIndex:
         node = self.nodes[i]
         ops = spec.ops()
         if ops is not None and node.op_type not in ops:
+            return False
+        if node.op_type in spec.not_op:
             return False
         if spec.custom is not None and spec.custom != _is_custom(node.op_type, node.domain):
             return False

@@ -50,3 +50,53 @@ def cases():
     yield Case("channel-ln-opset18", LayerNorm2d_Sc(8), (x,), opset=18, **io)
     yield Case("permute-ln", PermuteLayerNorm(8), (x,), opset=17, torchscript=True, **io)
     yield Case("centered-square", CenteredSquare(), (x,), opset=17, **io)
+
+
+class RMSNorm(nn.Module):
+    """x / sqrt(mean(x ** 2)): the square of a base that is negative half the time, with no Sub."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return x / (x.pow(2).mean(dim=self.dim, keepdim=True) + 1e-6).sqrt()
+
+
+class LastAxisLayerNorm(nn.Module):
+    """nn.LayerNorm over the last axis: exported below opset 17 as ReduceMean, Sub, Pow, ..."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.ln = nn.LayerNorm(width, eps=1e-6)
+
+    def forward(self, x):
+        return self.ln(x)
+
+
+class NonNegativeSquare(nn.Module):
+    """A near miss: the base of the pow is never negative."""
+
+    def __init__(self, first):
+        super().__init__()
+        self.first = first
+
+    def forward(self, x):
+        y = self.first(x).pow(2)
+        return y / (y.mean(dim=1, keepdim=True) + 1e-6)
+
+
+def variants():
+    torch.manual_seed(0)
+    x = torch.randn(1, 8, 16, 16)
+    io = dict(input_names=["in0"], output_names=["out0"], dynamo=False)
+    yield Case("v-channel-ln-opset13", LayerNorm2d_Sc(8), (x,), opset=13, **io)
+    yield Case("v-channel-ln-onnxsim", LayerNorm2d_Sc(8), (x,), opset=13, simplify=True, **io)
+    yield Case("v-rmsnorm-channel", RMSNorm(1), (x,), opset=13, **io)
+    yield Case("v-rmsnorm-last-axis", RMSNorm(-1), (x,), opset=13, **io)
+    yield Case("v-last-axis-ln-opset13", LastAxisLayerNorm(16), (x,), opset=13, **io)
+    yield Case("v-last-axis-ln-onnxsim", LastAxisLayerNorm(16), (x,), opset=13, simplify=True, **io)
+    yield Case("v-layernormalization-onnxsim", PermuteLayerNorm(8), (x,), opset=17, simplify=True, **io)
+    yield Case("v-abs-square", NonNegativeSquare(torch.abs), (x,), opset=13, **io)
+    yield Case("v-sigmoid-square", NonNegativeSquare(torch.sigmoid), (x,), opset=13, **io)
+    yield Case("v-relu-square", NonNegativeSquare(torch.relu), (x,), opset=13, **io)

@@ -61,6 +61,17 @@ def onnx2ncnn_layernormalization(s):
     return s.ncnn.run(param, bin, "permute-ln", ["in0"], ["out0"])
 
 
+@checks.variants("onnx2ncnn", ["all-nan", "pow-wrong-value", "layernormalization-not-supported",
+                              "layernormalization-not-registered"],
+                 ["v-channel-ln-opset13", "v-channel-ln-onnxsim", "v-rmsnorm-channel", "v-rmsnorm-last-axis",
+                  "v-last-axis-ln-opset13", "v-last-axis-ln-onnxsim", "v-layernormalization-onnxsim",
+                  "v-abs-square", "v-sigmoid-square", "v-relu-square"], needs=["ncnn"])
+def onnx2ncnn_variant(s, case):
+    """onnx2ncnn, then the ncnn runtime."""
+    param, bin = s.onnx2ncnn.convert(s.artifacts.onnx(case))
+    return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
+
+
 @checks.bug("ncnn", ["all-nan"])
 def ncnn_pow_negative_base(s):
     """The runtime half, with the pip ncnn alone: the layers onnx2ncnn writes for channel-ln."""
