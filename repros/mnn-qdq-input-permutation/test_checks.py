@@ -41,6 +41,15 @@ def dynamic_quantized(s):
     return quantized_in_mnn(s, "dynamic", "QOperator")
 
 
+@checks.variants("mnn", ["conv-shape-error", "input-channel", "compute-shape-error", "silent-wrong-output"],
+                 ["v-qdq", "v-qdq-per-channel", "v-qdq-opset17", "v-qdq-two-convs", "v-qdq-pool-first", "v-qdq-batch2",
+                  "v-qoperator", "v-dynamic", "v-qdq-mlp", "v-float"], needs=["onnxruntime"], atol=0.1)
+def variant(s, case):
+    """Quantized at export (see repro.py), converted by MNN, compared with onnxruntime on the same model."""
+    model = s.artifacts.onnx(case)
+    return s.against(s.mnn.run(s.mnn.convert(model), case), s.onnxruntime.run(model, case))
+
+
 @checks.workaround("mnn", "mnn-weight-quant", atol=0.05)
 def mnn_weight_quant_bits(s):
     """Convert the float model with MNN's own --weightQuantBits 8 and compare with torch."""
