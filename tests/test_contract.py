@@ -5,11 +5,16 @@ Every test runs on fixture entries (tests/corpus), whose checks drive onnxruntim
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 import yaml
 
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "corpus"
 GUARD = "fake-silu-guard"  # KB902: its bug check is fixed, as accepted
 BUG = "fake-custom-op-broadcast"  # KB901: reproduces through a log signature; a workaround that works
 NAN = "fake-pow-nan"  # KB903: reproduces through NaN outputs
@@ -51,14 +56,36 @@ def edit(path, old, new):
     path.write_text(text.replace(old, new, 1))
 
 
-def test_accepted_results_pass_and_nothing_committed_changes(fixture_entry, corpus):
-    folder = fixture_entry(GUARD)
-    before = digest(folder)
-    p = pytest_run(corpus)
+@pytest.fixture(scope="module")
+def whole_run(tmp_path_factory):
+    """`pytest repros/` once over the whole fixture corpus: a guard that passes, a workaround that works,
+    a bug that reproduces through a log signature and one through NaN outputs."""
+    corpus = tmp_path_factory.mktemp("corpus")
+    shutil.copytree(FIXTURES / "repros", corpus / "repros", ignore=shutil.ignore_patterns("__pycache__"))
+    entries = [d for d in (corpus / "repros").iterdir() if (d / "README.md").is_file()]
+    before = {d.name: digest(d) for d in entries}
+    env = {**os.environ, "KB_ROOT": str(corpus), "KB_RECORDS": str(corpus / ".kb" / "records"),
+           "KB_CACHE": str(ROOT / ".kb" / "cache")}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-q", str(corpus / "repros")],
+                       capture_output=True, text=True, cwd=corpus, env=env)
+    return p, corpus, before, {d.name: digest(d) for d in entries}
+
+
+def test_accepted_results_pass_and_nothing_committed_changes(whole_run):
+    p, corpus, before, after = whole_run
     assert p.returncode == 0, p.stdout
-    assert " passed" in p.stdout and "failed" not in p.stdout and "xfail" not in p.stdout
-    assert digest(folder) == before
+    assert "FAILED" not in p.stdout and "ERROR" not in p.stdout and " failed" not in p.stdout
+    assert f"PASSED repros/{GUARD}/test_checks.py::test_check[silu]" in p.stdout  # a fixed bug stays fixed
+    assert f"PASSED repros/{BUG}/test_checks.py::test_check[standard-ops]" in p.stdout  # a workaround works
+    assert after == before
     assert list((corpus / ".kb" / "records").glob("*.jsonl"))  # but the run was recorded
+
+
+def test_still_reproducing_is_an_expected_failure_naming_the_version(whole_run):
+    p = whole_run[0]
+    assert p.stdout.count("XFAIL") == 2
+    assert f"reproduces [broadcast-error] on onnxruntime {ort_version()}" in p.stdout  # a log signature
+    assert f"reproduces [all-nan] on onnxruntime {ort_version()}" in p.stdout  # NaN outputs
 
 
 def test_a_known_bug_now_fixed_fails_and_says_how_to_accept(fixture_entry, corpus):
@@ -68,14 +95,6 @@ def test_a_known_bug_now_fixed_fails_and_says_how_to_accept(fixture_entry, corpu
     assert p.returncode == 1
     assert f"FIXED: {GUARD}/silu was reproduces [drift]" in p.stdout
     assert f"kb accept {GUARD} --check silu" in p.stdout
-
-
-def test_still_reproducing_is_an_expected_failure_naming_the_version(fixture_corpus):
-    p = pytest_run(fixture_corpus, "-k", "convert or sqrt")
-    assert p.returncode == 0, p.stdout
-    assert p.stdout.count("XFAIL") == 2
-    assert f"reproduces [broadcast-error] on onnxruntime {ort_version()}" in p.stdout  # a log signature
-    assert f"reproduces [all-nan] on onnxruntime {ort_version()}" in p.stdout  # NaN outputs
 
 
 def test_select_by_marker(fixture_corpus):
@@ -114,8 +133,6 @@ def test_kb_check_json(fixture_entry, corpus):
 
 
 def test_a_corrupt_cached_model_is_exported_again(fixture_entry, corpus, tmp_path):
-    import shutil
-
     from kb.artifacts import prepare
     from kb.entries import load_entry
 
