@@ -102,7 +102,7 @@ def check(
                 mark = {"expected": "", "skipped": ""}.get(a.status, f"  <- {a.status.upper()}")
                 progress.console.print(f"[{style}]{rec.verdict:>10}[/] {escape(e.slug)} / {escape(c.name)} "
                                        f"({rec.engine} {rec.engine_version}){mark}")
-                if a.status in ("changed", "new", "error"):
+                if a.status in ("changed", "new", "error") or rec.verdict == V.SKIPPED:
                     progress.console.print(f"           {a.message}", style="dim", highlight=False, markup=False)
             progress.advance(task)
     if as_json:
