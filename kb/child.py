@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,7 +28,6 @@ class StepResult:
     timed_out: bool
     duration: float
     output: str  # stdout and stderr, interleaved as printed
-    result: Any = None  # what the step's function returned, if it returned
     missing: list[str] = field(default_factory=list)  # files it should have written but did not
 
     @property
@@ -47,7 +45,7 @@ class StepResult:
 
     def summary(self) -> dict[str, Any]:
         d = asdict(self)
-        d.pop("output"), d.pop("result")
+        d.pop("output")
         return d
 
 
@@ -96,15 +94,10 @@ def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
 
 def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
                  shown: str | None = None, **kwargs: Any) -> StepResult:
-    """Call `module:function(**kwargs)` in a fresh Python; its JSON return value comes back."""
-    with tempfile.TemporaryDirectory(prefix="kb-step-") as tmp:
-        out = Path(tmp) / "result.json"
-        payload = json.dumps({"target": target, "kwargs": kwargs, "result": str(out)})
-        step = run_command(name, [sys.executable, "-m", "kb.child", payload], timeout=timeout, cwd=cwd,
-                           shown=shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})")
-        if out.exists():
-            step.result = json.loads(out.read_text())
-    return step
+    """Call `module:function(**kwargs)` in a fresh Python; it reports through the files it writes."""
+    payload = json.dumps({"target": target, "kwargs": kwargs})
+    return run_command(name, [sys.executable, "-m", "kb.child", payload], timeout=timeout, cwd=cwd,
+                       shown=shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})")
 
 
 def unbuffer_c_stdio() -> None:
@@ -125,9 +118,8 @@ def _main() -> None:
     unbuffer_c_stdio()
     payload = json.loads(sys.argv[1])
     module, func = payload["target"].split(":")
-    result = getattr(importlib.import_module(module), func)(**payload["kwargs"])
+    getattr(importlib.import_module(module), func)(**payload["kwargs"])
     sys.stdout.flush()
-    Path(payload["result"]).write_text(json.dumps(result))
 
 
 if __name__ == "__main__":

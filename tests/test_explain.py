@@ -354,15 +354,7 @@ def test_no_log_on_a_terminal(fixture_corpus, monkeypatch):
     assert "pipe the log in" in e.value.problem
 
 
-# ---- through the command line, once `kb explain` is wired into kb.cli ------------------------------
-
-def wired(command):
-    from kb.cli import app
-
-    return command in {c.name or c.callback.__name__ for c in app.registered_commands}
-
-
-needs_cli = pytest.mark.skipif(not wired("explain"), reason="`kb explain` is not wired into kb/cli.py yet")
+# ---- through the command line ----------------------------------------------------------------------
 
 
 def kb(root, *args, stdin=None):
@@ -372,7 +364,6 @@ def kb(root, *args, stdin=None):
     return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, cwd=ROOT, input=stdin, env=env)
 
 
-@needs_cli
 def test_cli_explain_file_and_stdin(fixture_corpus, tmp_path):
     log = tmp_path / "a.log"
     log.write_bytes(b"\x1b[31mThese Op Not Support: ONNX::FakeWidget\x1b[0m\r\n")
@@ -385,7 +376,6 @@ def test_cli_explain_file_and_stdin(fixture_corpus, tmp_path):
     assert p.returncode == codes.NOTHING_FOUND and b"?q=" in p.stdout
 
 
-@needs_cli
 def test_cli_bad_log_is_one_line(fixture_corpus, tmp_path):
     blob = tmp_path / "blob.log"
     blob.write_bytes(bytes(range(256)) * 8)
