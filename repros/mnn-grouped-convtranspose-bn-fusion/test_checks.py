@@ -1,4 +1,4 @@
-from kb.harness import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 
@@ -45,5 +45,3 @@ def bn_folded_before_conversion(s):
     """Exported with dynamo=True, which folds the BN into the ConvTranspose: nothing left to mis-merge."""
     return s.mnn.run(s.mnn.convert("grouped-bn-folded"))
 
-
-test_check = checks.pytest()

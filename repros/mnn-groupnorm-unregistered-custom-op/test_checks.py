@@ -1,4 +1,4 @@
-from kb.harness import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 
@@ -28,5 +28,3 @@ def export_standard_ops(s):
     """The same computation exported with standard ONNX ops converts and matches torch."""
     return s.mnn.run(s.mnn.convert("standard-ops"))
 
-
-test_check = checks.pytest()

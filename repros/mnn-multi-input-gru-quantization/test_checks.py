@@ -1,4 +1,4 @@
-from kb.harness import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 BUG = ["reshape-error", "extra-tensor-describe", "segfault", "nan-output", "wrong-output"]
@@ -60,5 +60,3 @@ def weight_quant_while(s):
 def weight_quant_origin_rnn(s):
     return s.mnn.run(s.mnn.convert("gru", "--weightQuantBits", "8", "--useOriginRNNImpl", tag="w8-origin"))
 
-
-test_check = checks.pytest()

@@ -1,4 +1,4 @@
-from kb.harness import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 
@@ -55,5 +55,3 @@ def mnn_weight_quant_bits(s):
     """Convert the float model with MNN's own --weightQuantBits 8 and compare with torch."""
     return s.mnn.run(s.mnn.convert("float-conv", "--weightQuantBits", "8", tag="w8"))
 
-
-test_check = checks.pytest()

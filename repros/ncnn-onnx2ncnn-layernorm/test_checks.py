@@ -1,4 +1,4 @@
-from kb.harness import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 
@@ -122,5 +122,3 @@ def pnnx_torchscript_permute_ln(s):
 def pnnx_onnx_permute_ln(s):
     return via_pnnx(s, s.artifacts.onnx("permute-ln"), "permute-ln")
 
-
-test_check = checks.pytest()
