@@ -42,11 +42,14 @@ class Pred(Strict):
     le: float | None = None
     in_: list | None = Field(None, alias="in")
     not_in: list | None = None
+    length: int | None = None  # a list attribute's length, e.g. kernel_shape of a 1-D or a 2-D Conv
     default: Any = None
 
     def test(self, value: Any) -> bool:
         if value is None:
             value = self.default
+        if self.length is not None and (not isinstance(value, (list, tuple)) or len(value) != self.length):
+            return False
         for name, fn in _OPS.items():
             want = getattr(self, "in_" if name == "in" else name)
             if want is None:
