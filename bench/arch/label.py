@@ -1,0 +1,588 @@
+"""Labels from engine runs: run every exported file through the engines' pipelines and record what
+happened, then derive, per corpus entry, whether the engine fails on the file the way the entry says.
+
+Pipelines (each step is its own child process with a timeout, kb.child):
+  mnn                  kb.workers.mnn:convert (default flags) -> kb.workers.mnn:run
+  mnn-allow-custom-op  the same with --allowCustomOp; only where the default conversion names an op
+                       it does not support
+  mnn-quant-ema/-kl    the float .mnn -> kb.workers.mnn:quantize (mnnquant, EMA / KL, calibration in
+                       the "sequence" layout of kb/engines/mnn.py) -> run; for the "cnn" and "rnn"
+                       families' float files
+  onnx2ncnn            the onnx2ncnn binary -> kb.workers.ncnn:run (classic layout, no batch axis)
+  pnnx                 pnnx (from the ONNX file) -> kb.workers.ncnn:run (batch axis kept)
+Every pipeline's outputs are compared with onnxruntime on the same file (torch's outputs where
+onnxruntime cannot run the file, e.g. custom ops). Tolerance: the largest difference within 1% of
+the reference's largest magnitude for float pipelines, 10% where quantization is involved
+(an onnxruntime-quantized file or an mnnquant pipeline), per output.
+
+Outcomes: ok, mismatch, nan (any non-finite output), error (a step exited non-zero, timed out, or
+wrote nothing), crash (a step was killed by a signal), skipped (a pipeline that does not apply).
+
+Runs are cached in .kb/arch/runs/, keyed by the file's content, the engine versions and RUNS_VERSION,
+so a relabel after an engine upgrade reruns everything and otherwise nothing.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import export  # noqa: E402
+from export import CACHE, File  # noqa: E402
+
+LABELS = HERE / "labels.json"
+RUNS_VERSION = "2"  # bump when a pipeline changes what it runs
+FLOAT_TOL, QUANT_TOL = 0.01, 0.1
+PIPELINES = ["mnn", "mnn-allow-custom-op", "mnn-quant-ema", "mnn-quant-kl", "onnx2ncnn", "pnnx"]
+# Which engines each pipeline exercises, and whether it is a quantizer pipeline (for the derivation).
+PIPELINE_ENGINES = {"mnn": {"mnn"}, "mnn-allow-custom-op": {"mnn"}, "mnn-quant-ema": {"mnn"},
+                    "mnn-quant-kl": {"mnn"}, "onnx2ncnn": {"onnx2ncnn", "ncnn"}, "pnnx": {"pnnx", "ncnn"}}
+QUANTIZER_PIPELINES = {"mnn-quant-ema", "mnn-quant-kl"}
+UNSUPPORTED_OP = re.compile(r"Not Support", re.IGNORECASE)  # when to try --allowCustomOp
+ONNX2NCNN_SOURCES = [ROOT / "kb" / "tools" / "ncnn_onnx", Path("/work/shared/ncnn-tools-onnx")]
+
+
+# ----------------------------------------------------------------------------------------- engines
+
+
+def onnx2ncnn_binary(build: bool = True) -> Path | None:
+    """$ONNX2NCNN, else kb's build (.kb/tools/onnx2ncnn-*/onnx2ncnn, `kb tools build onnx2ncnn`), else
+    onnx2ncnn on PATH, else /tmp/onnx2ncnn/onnx2ncnn, built here from ncnn's tools/onnx sources as
+    their README says (when `build`)."""
+    env = os.environ.get("ONNX2NCNN")
+    if env and os.access(env, os.X_OK):
+        return Path(env)
+    for p in sorted((ROOT / ".kb" / "tools").glob("onnx2ncnn-*/onnx2ncnn")):
+        if os.access(p, os.X_OK):
+            return p
+    if shutil.which("onnx2ncnn"):
+        return Path(shutil.which("onnx2ncnn"))
+    tmp = Path("/tmp/onnx2ncnn/onnx2ncnn")
+    if tmp.exists() or not build:
+        return tmp if tmp.exists() else None
+    src = next((d for d in ONNX2NCNN_SOURCES if (d / "onnx2ncnn.cpp").exists()), None)
+    if src is None or not shutil.which("protoc") or not shutil.which("g++"):
+        return None
+    gen = tmp.parent / "gen"
+    gen.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src / "onnx.proto", tmp.parent / "onnx.proto")
+    print(f"building onnx2ncnn from {src} into {tmp.parent} (about 30 s) ...", file=sys.stderr)
+    subprocess.run(["protoc", f"--cpp_out={gen}", "onnx.proto"], cwd=tmp.parent, check=True)
+    subprocess.run(["g++", "-O2", "-std=c++17", f"-I{gen}", str(src / "onnx2ncnn.cpp"), str(gen / "onnx.pb.cc"),
+                    "-lprotobuf", "-pthread", "-o", str(tmp)], check=True)
+    (tmp.parent / "ncnn-commit").write_text((src / "NCNN_COMMIT").read_text())
+    return tmp
+
+
+def _onnx2ncnn_commit(binary: Path | None) -> str | None:
+    """The ncnn commit the tool was built from, 7 hex digits, as kb.engines.onnx2ncnn names it."""
+    if binary is None:
+        return None
+    for f in (binary.parent / "ncnn-commit", binary.parent / "NCNN_COMMIT",
+              *(d / "NCNN_COMMIT" for d in ONNX2NCNN_SOURCES)):
+        if f.exists():
+            return f.read_text().split()[0][:7]
+    return "unknown"
+
+
+def engine_versions() -> dict[str, str]:
+    from kb import versions
+
+    out = {k: versions.of(k) or "absent" for k in ("mnn", "ncnn", "pnnx", "onnxruntime", "torch", "onnx")}
+    out["onnxsim"] = versions.of("onnxsim") or "absent"
+    out["onnx2ncnn"] = _onnx2ncnn_commit(onnx2ncnn_binary(build=False)) or "absent"
+    return out
+
+
+# ------------------------------------------------------------------------------------------- evidence
+
+_VOLATILE = [
+    (re.compile(r"\x1b\[[0-9;]*m"), ""),  # ANSI colours
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\s*"), ""),  # onnxruntime's timestamps (in pnnx)
+    (re.compile(r"\[\d\d:\d\d:\d\d\]\s*(:\d+:)?\s*"), ""),  # MNN's timestamps
+    (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
+    (re.compile(r"\b\d+(\.\d+)? ?(ms|s|sec|seconds)\b"), "<time>"),
+]
+ERRORISH = re.compile(r"error|not support|exception|fail|abort|segmentation|can't|cannot|not exist|"
+                      r"nan\b|unsupported|invalid|mismatch", re.IGNORECASE)
+
+
+_SIGS: list[re.Pattern] | None = None
+
+
+def _signature_regexes() -> list[re.Pattern]:
+    """Every log signature's regex in the corpus, read once. Straight from the front matter, so an
+    entry that is mid-edit (and fails validation) still contributes its regexes."""
+    global _SIGS
+    if _SIGS is None:
+        import yaml
+
+        from kb.entries import split_front_matter
+
+        _SIGS = []
+        for page in sorted((ROOT / "repros").glob("*/README.md")):
+            try:
+                meta, _ = split_front_matter(page.read_text(encoding="utf-8"), page)
+                _SIGS += [re.compile(s["pattern"]) for s in meta.get("signatures", [])
+                          if s.get("kind") == "log" and s.get("pattern")]
+            except (Exception, yaml.YAMLError) as e:
+                print(f"warning: {page.relative_to(ROOT)}: {e}", file=sys.stderr)
+    return _SIGS
+
+
+class Sanitizer:
+    def __init__(self, *dirs: Path):
+        self.dirs = sorted({str(d) for d in dirs}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for d in self.dirs:
+            text = text.replace(d + "/", "").replace(d, ".")
+        text = re.sub(r"(?<![\w:/.])(/[\w.+-]+)+/([\w.+-]+)", r"\2", text)  # any other path: its last part
+        for rx, sub in _VOLATILE:
+            text = rx.sub(sub, text)
+        return text
+
+
+def _canonical(lines: list[str]) -> list[str]:
+    """onnx2ncnn reports unsupported ops in hash order ("X not supported yet!", each followed by its
+    "  # attr" lines): sort each run of such groups, so the same file gives the same excerpt."""
+    out, run = [], []
+    for ln in lines + [None]:
+        if ln is not None and ln.endswith("not supported yet!"):
+            run.append([ln])
+        elif ln is not None and run and ln.lstrip().startswith("#"):
+            run[-1].append(ln)
+        else:
+            for group in sorted(run):
+                out += group
+            run = []
+            if ln is not None:
+                out.append(ln)
+    return out
+
+
+def _excerpt(step, clean: Sanitizer, sigs: list[re.Pattern]) -> str:
+    """The lines that matter: any line a corpus log signature matches (first), error-ish lines, the
+    last three lines; de-duplicated, in that order, bounded, whitespace runs collapsed."""
+    lines = [re.sub(r"\s{2,}", " ", clean(ln.rstrip())) for ln in step.output.splitlines() if ln.strip()]
+    lines = _canonical(lines)
+    keep = [ln for ln in lines if any(rx.search(ln) for rx in sigs)][:10]
+    keep += [ln for ln in lines if ERRORISH.search(ln)][:15] + lines[-3:]
+    text = "\n".join(ln[:300] for ln in dict.fromkeys(keep))
+    return text[:2500]
+
+
+def _round(x):
+    return None if x is None else float(f"{x:.3g}")
+
+
+class Pipeline:
+    """The steps of one pipeline on one file, and their evidence."""
+
+    def __init__(self, name: str, work: Path, clean: Sanitizer, sigs):
+        self.name, self.work, self.clean, self.sigs = name, work, clean, sigs
+        self.steps: list[dict] = []
+        self.excerpts: list[str] = []
+        self.outcome: str | None = None
+        self.signal: str | None = None
+
+    def step(self, result, produces: list[Path] = ()) -> bool:
+        result.missing = [p.name for p in produces if not p.exists()]
+        fate = "ok" if result.ok else result.fate()
+        self.steps.append({"step": self.clean(result.name), "fate": fate})
+        self.excerpts.append(f"$ {self.clean(result.command)}\n{_excerpt(result, self.clean, self.sigs)}\n[{fate}]")
+        if not result.ok:
+            self.signal = result.signal
+            self.outcome = "crash" if result.signal else "error"
+        return result.ok
+
+    def record(self, comparison=None, reference: str | None = None) -> dict:
+        out = {"outcome": self.outcome or "ok", "steps": self.steps, "excerpt": "\n".join(self.excerpts)}
+        if self.signal:
+            out["signal"] = self.signal
+        if comparison is not None:
+            m = comparison.metrics
+            if m.nan:
+                out["outcome"] = "nan"
+            elif not comparison.close:
+                out["outcome"] = "mismatch"
+            out["compare"] = comparison.describe()
+            out["metrics"] = {"max_abs": _round(m.max_abs), "max_rel": _round(m.max_rel), "nan": m.nan,
+                              "total": m.total, "range_tol": m.range_tol}
+            out["reference"] = reference
+        return out
+
+
+def skipped(why: str) -> dict:
+    return {"outcome": "skipped", "why": why}
+
+
+# ------------------------------------------------------------------------------------------ one file
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _mnn_calibration(f: File, work: Path, method: str, samples: int = 4) -> dict:
+    """kb/engines/mnn.py sequence_calibration: one folder per sample, `<input>.txt` rows of the last
+    dimension and an input.json; the first sample is the file's own input, the others seeded normals."""
+    import numpy as np
+
+    with np.load(f.inputs) as z:
+        first = {k: z[k] for k in z.files}
+    rng = np.random.default_rng(0)
+    root = work / f"calibration-{method}"
+    shapes = [{"name": k, "shape": list(v.shape)} for k, v in first.items()]
+    for i in range(samples):
+        d = root / f"sample{i}"
+        d.mkdir(parents=True, exist_ok=True)
+        for name, arr in first.items():
+            data = arr if i == 0 else rng.standard_normal(arr.shape).astype(np.float32) * 0.5
+            np.savetxt(d / f"{name}.txt", data.reshape(-1, data.shape[-1]), fmt="%.6f")
+        (d / "input.json").write_text(json.dumps({"inputs": shapes, "outputs": f.outputs}))
+    return {"path": str(root), "used_sample_num": samples, "feature_quantize_method": method,
+            "weight_quantize_method": "MAX_ABS", "feature_clamp_value": 127, "weight_clamp_value": 127,
+            "batch_size": 1, "quant_bits": 8, "skip_quant_op_names": [], "input_type": "sequence",
+            "inputs": shapes, "debug": False}
+
+
+def label_file(f: File, onnx2ncnn: Path | None, work_root: Path) -> dict:
+    """Run every pipeline on one file; return {pipeline: evidence}."""
+    from kb.child import run_command, run_function
+    from kb.compare import Outputs, compare
+
+    work = work_root / f.name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    clean = Sanitizer(work, f.path.parent, ROOT)
+    sigs = _signature_regexes()
+    src = work / f"{f.name}.onnx"
+    shutil.copy(f.path, src)
+    if f.path.with_name(f.path.name + ".data").exists():
+        raise RuntimeError(f"{f.path.name} has external data; export.py writes every file self-contained")
+    result: dict[str, dict] = {}
+
+    # the reference: onnxruntime on this very file; torch's outputs if onnxruntime cannot run it
+    ref_out = work / "ort.npz"
+    ort = run_function("onnxruntime run", "kb.workers.onnxruntime:run", model=str(src), inputs=str(f.inputs),
+                       out=str(ref_out), timeout=120)
+    if ort.ok and ref_out.exists():
+        with __import__("numpy").load(ref_out) as z:
+            arrays = {k: z[k] for k in z.files}
+        reference, ref_name = Outputs(f.name, arrays, "onnxruntime"), "onnxruntime"
+    elif not f.quantized:
+        reference, ref_name = Outputs.load(f.name, f.torch_ref, "torch"), "torch"
+    else:
+        reference, ref_name = None, None
+    ref_note = None if ort.ok else clean(ort.fate() + ": " + _last_error(ort.output))
+    tol = QUANT_TOL if f.quantized else FLOAT_TOL
+
+    def judge(p: Pipeline, got_npz: Path, engine: str, range_tol: float) -> dict:
+        if reference is None:
+            p.outcome = "error"
+            p.excerpts.append("no reference: onnxruntime cannot run this file")
+            return p.record()
+        got = Outputs.load(f.name, got_npz, engine)
+        return p.record(compare(got, reference, 0.0, 0.0, range_tol), ref_name)
+
+    # MNN, default flags, then --allowCustomOp where an op is not supported
+    for name, flags in (("mnn", []), ("mnn-allow-custom-op", ["--allowCustomOp"])):
+        if name == "mnn-allow-custom-op" and not UNSUPPORTED_OP.search(result["mnn"].get("excerpt", "")):
+            result[name] = skipped("the default conversion reported no unsupported op")
+            continue
+        p = Pipeline(name, work, clean, sigs)
+        dst = work / f"{name}.mnn"
+        argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(src), "--MNNModel", str(dst), "--bizCode", "kb", *flags]
+        shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
+        # cwd: mnnconvert writes a scratch file (.__convert_external_data.bin) into the current directory
+        if p.step(run_function(f"mnnconvert {' '.join(flags)}".strip(), "kb.workers.mnn:convert", argv=argv,
+                               shown=shown, timeout=180, cwd=work), [dst]):
+            out = work / f"{name}.out.npz"
+            if p.step(run_function("MNN run", "kb.workers.mnn:run", model=str(dst), feed=str(f.inputs), out=str(out),
+                                   outputs=f.outputs, shown=f"MNN run {dst.name}", timeout=120), [out]):
+                result[name] = judge(p, out, "MNN", tol)
+                continue
+        result[name] = p.record()
+    float_mnn = work / "mnn.mnn" if (work / "mnn.mnn").exists() else None  # converted, however it ran
+
+    # MNN offline quantization of the float model
+    for name, method in (("mnn-quant-ema", "EMA"), ("mnn-quant-kl", "KL")):
+        if f.kind not in ("cnn", "rnn") or f.quantized:
+            result[name] = skipped("mnnquant is run on the float files of the cnn and rnn families")
+            continue
+        if float_mnn is None or not float_mnn.exists():
+            result[name] = skipped("the float MNN conversion failed")
+            continue
+        p = Pipeline(name, work, clean, sigs)
+        cfg = work / f"{name}.json"
+        cfg.write_text(json.dumps(_mnn_calibration(f, work, method), indent=1))
+        dst = work / f"{name}.mnn"
+        if p.step(run_function(f"mnnquant {method}", "kb.workers.mnn:quantize",
+                               argv=["quantized.out", str(float_mnn), str(dst), str(cfg)], cwd=work,
+                               shown=f"mnnquant {float_mnn.name} {dst.name} {cfg.name}", timeout=300), [dst]):
+            out = work / f"{name}.out.npz"
+            if p.step(run_function("MNN run", "kb.workers.mnn:run", model=str(dst), feed=str(f.inputs), out=str(out),
+                                   outputs=f.outputs, shown=f"MNN run {dst.name}", timeout=120), [out]):
+                result[name] = judge(p, out, "MNN", QUANT_TOL)
+                continue
+        result[name] = p.record()
+
+    # onnx2ncnn + ncnn (classic layout: blobs named as the ONNX tensors, no batch axis)
+    if onnx2ncnn is None:
+        result["onnx2ncnn"] = skipped("no onnx2ncnn binary")
+    else:
+        p = Pipeline("onnx2ncnn", work, clean, sigs)
+        param, bin_ = work / "onnx2ncnn.param", work / "onnx2ncnn.bin"
+        if p.step(run_command("onnx2ncnn", [str(onnx2ncnn), str(src), str(param), str(bin_)], timeout=120,
+                              shown=f"onnx2ncnn {src.name} {param.name} {bin_.name}"), [param, bin_]):
+            out = work / "onnx2ncnn.out.npz"
+            if p.step(_ncnn_run(param, bin_, f, out, list(f.input_shapes), f.outputs, batch=False), [out]):
+                result["onnx2ncnn"] = judge(p, out, "ncnn", tol)
+            else:
+                result["onnx2ncnn"] = p.record()
+        else:
+            result["onnx2ncnn"] = p.record()
+
+    # pnnx (from ONNX) + ncnn (blobs in0.., out0..; batch axis kept)
+    import pnnx
+
+    p = Pipeline("pnnx", work, clean, sigs)
+    pdir = work / "pnnx"
+    pdir.mkdir()
+    psrc = pdir / src.name
+    shutil.copy(src, psrc)
+    param, bin_, py = pdir / "model.ncnn.param", pdir / "model.ncnn.bin", pdir / "model_ncnn.py"
+    shapes = ",".join(str(list(s)).replace(" ", "") for s in f.input_shapes.values())
+    argv = [pnnx.EXEC_PATH, str(psrc), f"inputshape={shapes}", f"ncnnparam={param}", f"ncnnbin={bin_}",
+            f"ncnnpy={py}"]
+    if p.step(run_command("pnnx", argv, cwd=pdir, timeout=300,
+                          shown=f"pnnx {src.name} inputshape={shapes} ncnnparam={param.name} ncnnbin={bin_.name}"),
+              [param, bin_]):
+        out = work / "pnnx.out.npz"
+        blobs_in = [f"in{i}" for i in range(len(f.input_shapes))]
+        blobs_out = [f"out{i}" for i in range(len(f.outputs))]
+        feed = _pnnx_feed(f, py if py.exists() else None, work / "pnnx.feed.npz")
+        if p.step(_ncnn_run(param, bin_, f, out, blobs_in, blobs_out, batch=True, feed=feed), [out]):
+            result["pnnx"] = judge(p, out, "ncnn", tol)
+        else:
+            result["pnnx"] = p.record()
+    else:
+        result["pnnx"] = p.record()
+
+    for r in result.values():
+        if ref_note and "reference" in r:
+            r["reference_note"] = ref_note
+    shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def _pnnx_batch_axes(script: Path | None) -> dict[str, int | None]:
+    """Per input blob, the batch axis pnnx's own <model>_ncnn.py squeezes (None: none), read with
+    kb.engines.pnnx.read_feeding where kb has it, else with the same regex for current pnnx."""
+    if script is None:
+        return {}
+    try:
+        from kb.engines.pnnx import read_feeding
+
+        feeding = read_feeding(script)
+        return dict(feeding.inputs) if feeding else {}
+    except ImportError:
+        found = re.findall(r'ex\.input\("(\w+)", ncnn\.Mat\(\w+\.numpy\(\), batch_index=(\d+)\)', script.read_text())
+        return {blob: (None if int(b) == 233 else int(b)) for blob, b in found}
+
+
+def _pnnx_feed(f: File, script: Path | None, dst: Path) -> Path:
+    """The inputs as pnnx's own <model>_ncnn.py feeds them (`ncnn.Mat(inN.numpy(), batch_index=B)`:
+    without the batch axis B), so kb.workers.ncnn:run(batch=True) feeds them as they are."""
+    import numpy as np
+
+    axes = _pnnx_batch_axes(script)
+    with np.load(f.inputs) as z:
+        arrays = {k: z[k] for k in z.files}
+    fed = {}
+    for i, (k, a) in enumerate(arrays.items()):
+        b = axes.get(f"in{i}", 0)
+        squeeze = b is not None and b < a.ndim and a.shape[b] == 1
+        fed[k] = np.ascontiguousarray(np.squeeze(a, axis=b) if squeeze else a, dtype=np.float32)
+    np.savez(dst, **fed)
+    return dst
+
+
+def _ncnn_run(param: Path, bin_: Path, f: File, out: Path, blobs_in: list[str], blobs_out: list[str], batch: bool,
+              feed: Path | None = None):
+    from kb.child import run_function
+
+    return run_function("ncnn run", "kb.workers.ncnn:run", param=str(param), bin=str(bin_), feed=str(feed or f.inputs),
+                        out=str(out), batch=batch, blobs_in=blobs_in, blobs_out=dict(zip(blobs_out, f.outputs)),
+                        shown=f"ncnn run {param.name}", timeout=120)
+
+
+def _last_error(output: str) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    return next((ln for ln in reversed(lines) if ERRORISH.search(ln)), lines[-1] if lines else "")[:300]
+
+
+# ---------------------------------------------------------------------------------------- all files
+
+
+def _run_key(f: File, versions: dict) -> str:
+    h = hashlib.sha256()
+    h.update(f.path.read_bytes())
+    h.update(f.inputs.read_bytes())
+    h.update(json.dumps([f.name, f.kind, RUNS_VERSION, versions], sort_keys=True).encode())
+    return h.hexdigest()[:20]
+
+
+def relabel(files: list[File] | None = None, jobs: int = 2, use_cache: bool = True) -> dict:
+    """Run (or take from the run cache) every pipeline on every file; write and return labels.json."""
+    files = files if files is not None else export.ensure()
+    onnx2ncnn = onnx2ncnn_binary()
+    versions = engine_versions()
+    _signature_regexes()
+    runs = CACHE / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    work_root = CACHE / "work"
+    lock = threading.Lock()
+    done = [0]
+
+    def one(f: File) -> tuple[str, dict]:
+        cached = runs / f"{_run_key(f, versions)}.json"
+        if use_cache and cached.exists():
+            ev = json.loads(cached.read_text())
+        else:
+            ev = label_file(f, onnx2ncnn, work_root)
+            cached.write_text(json.dumps(ev, indent=1, sort_keys=True))
+        with lock:
+            done[0] += 1
+            print(f"[{done[0]}/{len(files)}] {f.name}: " + ", ".join(
+                f"{k}={v['outcome']}" for k, v in ev.items() if v["outcome"] != "skipped"), file=sys.stderr)
+        return f.name, ev
+
+    with cf.ThreadPoolExecutor(jobs) as pool:
+        results = dict(pool.map(one, files))
+    out = {
+        "about": "Written by `bench/scan_architectures.py --relabel` (bench/arch/label.py): the engines' outcome "
+                 "per exported file and pipeline. Whether that is the failure an entry describes is derived from "
+                 "this evidence and the entry's signatures by label.fails_as_described.",
+        "engines": versions,
+        "tolerance": {"float": f"max diff <= {FLOAT_TOL:g} x max|reference|",
+                      "quantized": f"max diff <= {QUANT_TOL:g} x max|reference|"},
+        "export_failures": export.failures(),
+        "files": {},
+    }
+    for f in sorted(files, key=lambda f: f.name):
+        ev = results[f.name]
+        out["files"][f.name] = {
+            "family": f.family, "kind": f.kind, "variant": f.variant, "sha256": _sha(f.path)[:16],
+            "pipelines": ev,
+        }
+    LABELS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+def load() -> dict:
+    return json.loads(LABELS.read_text())
+
+
+# ---------------------------------------------------------------------------------------- derivation
+
+
+def signature_hits(entry, pipelines: dict[str, dict]) -> list[str]:
+    """Every piece of evidence, in `pipelines` (one file's engine runs), that the engine failed the way
+    this entry describes.
+
+    Rule: a pipeline is in the entry's scope when it exercises one of the entry's `engines` and is a
+    quantizer pipeline (mnn-quant-*) exactly when the entry's `components` include "quantizer".
+    In such a pipeline a signature is seen when
+      log        its regex matches a line of the pipeline's recorded output;
+      crash      its regex matches the signal that killed one of the pipeline's steps;
+      nan        the pipeline's outputs contain NaN or infinity;
+      mismatch   its outputs differ from the reference beyond tolerance, without NaN.
+    A hit says the failure is THIS entry's only when it is specific: a log signature whose message
+    is not generic in the message index (repros/_messages), or any hit together with the entry's
+    own `evidence` in the pipeline's output (what `kb explain` calls a match). A generic message,
+    a crash, NaN or a mismatch alone has many causes: such failures are reported as unattributed.
+    Hits are listed by pipeline (label.PIPELINES order), then in the entry's signature order, as
+    "pipeline: signature (kind): evidence".
+    """
+    from kb.match.explain import evidence
+
+    meta = entry.meta
+    index = _message_index()
+    quantizer = "quantizer" in meta.components
+    hits = []
+    for name in PIPELINES:
+        ev = pipelines.get(name)
+        if ev is None or ev["outcome"] == "skipped" or quantizer != (name in QUANTIZER_PIPELINES):
+            continue
+        if not PIPELINE_ENGINES[name] & set(meta.engines):
+            continue
+        excerpt = ev.get("excerpt", "")
+        # What a user's log of this pipeline holds: for a quantizer, the conversion before it too.
+        before = pipelines.get("mnn", {}).get("excerpt", "") if name in QUANTIZER_PIPELINES else ""
+        own = bool(evidence(entry, f"{before}\n{excerpt}"))
+        for sig in meta.signatures:
+            hit = None
+            if sig.kind == "log":
+                hit = next((ln for ln in excerpt.splitlines() if sig.regex().search(ln)), None)
+                msg = index.get(sig.message or "")
+                specific = not sig.message or (msg is not None and not msg.generic)
+                hit = hit if (specific or own) else None
+            elif sig.kind == "crash" and ev.get("signal") and sig.regex().search(ev["signal"]):
+                hit = f"killed by {ev['signal']}" if own else None
+            elif sig.kind == "nan" and ev["outcome"] == "nan":
+                hit = ev.get("compare", "NaN outputs") if own else None
+            elif sig.kind == "mismatch" and ev["outcome"] == "mismatch":
+                hit = ev.get("compare", "outputs differ") if own else None
+            if hit:
+                hits.append(f"{name}: {sig.id} ({sig.kind}): {hit.strip()[:240]}")
+    return hits
+
+
+_INDEX: dict = {}
+
+
+def _message_index() -> dict:
+    if not _INDEX:
+        from kb import messages
+
+        _INDEX.update(messages.load_all())
+    return _INDEX
+
+
+def fails_as_described(entry, pipelines: dict[str, dict]) -> str | None:
+    """The label: the first of signature_hits (whose docstring states the rule), or None."""
+    hits = signature_hits(entry, pipelines)
+    return hits[0] if hits else None
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-cache", action="store_true", help="rerun every engine step")
+    ap.add_argument("--only", nargs="*", help="file names (family.variant) to label, for debugging; "
+                                              "labels.json is not written")
+    args = ap.parse_args()
+    fs = export.ensure()
+    if args.only:
+        o = onnx2ncnn_binary()
+        for f in fs:
+            if f.name in args.only:
+                print(json.dumps({f.name: label_file(f, o, CACHE / "work")}, indent=1))
+    else:
+        relabel(fs, use_cache=not args.no_cache)

@@ -1,0 +1,271 @@
+"""How well does `kb scan` predict real engine failures on real architecture families?
+
+For every ONNX file exported by bench/arch/export.py (hand-written ConvNeXt, ViT, Swin, UNet, GRU/LSTM,
+LLaMA-style, deconvolution decoders, ... exported with dynamo=False at opset 13/17, dynamo=True, onnxsim,
+onnxruntime quantization), `kb.match.scan.find_problems` says which entries it matches. The truth
+comes from engine runs (bench/arch/label.py, recorded in bench/arch/labels.json): an entry is a true
+problem on a file when the engine fails there the way the entry describes (label.fails_as_described).
+
+Per entry: true positives, missed files (the engine fails as described, the scan is silent) and
+false alarms (the scan reports, the engine does not fail as described), with the files named.
+An entry whose accepted status on the measured engine version is "fixed" is a guard: its matches
+are not false alarms, and a failure as described there would be a regression; guards are listed apart.
+
+    python bench/scan_architectures.py              # labels from bench/arch/labels.json
+    python bench/scan_architectures.py --relabel    # rerun the engines (cached by file and versions)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench" / "arch"))
+
+import export  # noqa: E402
+import label  # noqa: E402
+
+SHOWN = 40  # files listed per entry and kind of error
+
+
+def guard_state(entry, versions: dict[str, str]) -> tuple[bool, str]:
+    """Is the entry fixed on every one of its engines measured here, by its accepted status (as the
+    site and `kb scan` derive it; from expected.yaml directly if that derivation is unavailable)?
+    Returns (guard, the status text)."""
+    wanted = [(e, versions[e]) for e in entry.meta.engines if versions.get(e, "absent") != "absent"]
+    try:
+        from kb.match.status import Statuses, Wanted
+
+        states = [(s.engine, s.version, s.state) for s in Statuses().of(entry, [Wanted(e, v) for e, v in wanted])]
+    except Exception:  # an older corpus revision whose checks the current kb cannot load
+        states = [(e, v, _state_from_expected(entry, v)) for e, v in wanted]
+    judged = [st for _, _, st in states if st in ("reproduces", "fixed", "differs")]
+    text = "; ".join(f"{e} {v}: {st}" for e, v, st in states)
+    return bool(judged) and all(st == "fixed" for st in judged), text
+
+
+def _state_from_expected(entry, version: str) -> str:
+    """Bug checks' accepted verdicts on `version`: any reproduces -> reproduces, all fixed -> fixed."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(entry.expected.read_text()) or {}
+    except OSError:
+        return "not-checked"
+    verdicts = [cells[version]["verdict"] for cells in data.values() if isinstance(cells, dict) and version in cells]
+    bug = [v for v in verdicts if v in ("reproduces", "fixed", "differs")]
+    if not bug:
+        return "not-checked"
+    return "reproduces" if "reproduces" in bug else "fixed" if all(v == "fixed" for v in bug) else "differs"
+
+
+def corpus(rev: str | None):
+    """The entries of the working tree, or of git revision `rev` (extracted into a temporary folder)."""
+    from kb.entries import load_all
+
+    if rev is None:
+        return load_all(ROOT), "working tree"
+    import subprocess
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="kb-corpus-"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "repros"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True).stdout
+    return load_all(tmp), f"git {rev} ({sha.strip()})"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--relabel", action="store_true", help="rerun the engine pipelines and rewrite labels.json")
+    ap.add_argument("--no-cache", action="store_true", help="with --relabel: ignore the cached engine runs")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--corpus", metavar="REV", help="judge the entries of this git revision (default: the working tree)")
+    ap.add_argument("--entries", metavar="IDS", help="comma-separated ids or slugs to report (default: all)")
+    args = ap.parse_args()
+    t0 = time.monotonic()
+
+    import onnx
+
+    from kb.match.scan import find_problems
+
+    files = {f.name: f for f in export.ensure()}
+    if args.relabel:
+        labels = label.relabel(list(files.values()), jobs=args.jobs, use_cache=not args.no_cache)
+    elif label.LABELS.exists():
+        labels = label.load()
+    else:
+        print(f"no {label.LABELS.relative_to(ROOT)} yet: run with --relabel", file=sys.stderr)
+        return 2
+    entries, where = corpus(args.corpus)
+    versions = labels["engines"]
+
+    # scan every labelled file
+    matched: dict[str, dict[str, list[str]]] = {}  # file -> entry id -> "pattern: node, node"
+    stale, absent = [], []
+    for name, item in sorted(labels["files"].items()):
+        f = files.get(name)
+        if f is None:
+            absent.append(name)
+            continue
+        if label._sha(f.path)[:16] != item["sha256"]:
+            stale.append(name)
+        model = onnx.load(str(f.path), load_external_data=False)
+        by_entry: dict[str, list[str]] = defaultdict(list)
+        for found in find_problems(entries, model).found:
+            by_entry[found.entry.meta.id].append(f"{found.match.pattern}: {', '.join(found.match.nodes.values())}")
+        matched[name] = by_entry
+    scanned = sorted(matched)
+
+    print("engines: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
+    print(f"corpus: {len(entries)} entries, {sum(len(e.meta.trigger) for e in entries)} trigger patterns, from the {where}")
+    fams = Counter(labels["files"][n]["family"] for n in scanned)
+    variants = Counter(labels["files"][n]["variant"] for n in scanned)
+    print(f"files: {len(scanned)} ONNX files from {len(fams)} families; variants: "
+          + ", ".join(f"{v} {c}" for v, c in sorted(variants.items())))
+    if labels.get("export_failures"):
+        print(f"not exported ({len(labels['export_failures'])}): " + "; ".join(
+            f"{k}: {v[:90]}" for k, v in sorted(labels["export_failures"].items()) if "its source" not in v))
+    if stale:
+        print(f"WARNING: {len(stale)} files changed since labelling (rerun with --relabel): {', '.join(stale[:10])}")
+    if absent:
+        print(f"WARNING: {len(absent)} labelled files are not in the export cache: {', '.join(absent[:10])}")
+
+    # the derived truth, per entry and file (label.fails_as_described), computed once
+    positives = {e.meta.id: {n: why for n in scanned
+                             if (why := label.fails_as_described(e, labels["files"][n]["pipelines"]))}
+                 for e in entries}
+    wanted = set(args.entries.split(",")) if args.entries else None
+
+    rows, details, guards = [], [], []
+    tp_all = fn_all = fa_all = tp_spec = pos_spec = 0
+    for e in entries:
+        eid = e.meta.id
+        if wanted and eid not in wanted and e.slug not in wanted:
+            continue
+        is_guard, status = guard_state(e, versions)
+        pos = positives[eid]
+        tp = [n for n in scanned if n in pos and eid in matched[n]]
+        miss = [n for n in scanned if n in pos and eid not in matched[n]]
+        false = [n for n in scanned if n not in pos and eid in matched[n]]
+        if is_guard:
+            guards.append((e, status, tp + false, list(pos)))
+            continue
+        kinds = Counter(_kind(why) for why in pos.values())
+        specific = [n for n in pos if _kind(pos[n]) in SPECIFIC]
+        scope = [p for p in label.PIPELINES if label.PIPELINE_ENGINES[p] & set(e.meta.engines)
+                 and ("quantizer" in e.meta.components) == (p in label.QUANTIZER_PIPELINES)]
+        tp_all, fn_all, fa_all = tp_all + len(tp), fn_all + len(miss), fa_all + len(false)
+        tp_spec, pos_spec = tp_spec + len([n for n in specific if n in tp]), pos_spec + len(specific)
+        rows.append((eid, e.slug, len(pos), len(tp), len(miss), len(false), _pct(len(tp), len(pos)),
+                     _pct(len([n for n in specific if n in tp]), len(specific)), _pct(len(tp), len(tp) + len(false)),
+                     ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))))
+        lines = [f"\n{eid} {e.slug}  (scope: {', '.join(scope)}; status here: {status})"]
+        lines.append(f"  missed ({len(miss)}): the engine fails as described, the scan is silent")
+        lines += [f"    {n}: {pos[n]}" for n in miss[:SHOWN]] + ([f"    ... {len(miss) - SHOWN} more"] if len(miss) > SHOWN else [])
+        lines.append(f"  false alarms ({len(false)}): the scan reports it, the engine does not fail as described")
+        for n in false[:SHOWN]:
+            outcomes = ", ".join(f"{p}={labels['files'][n]['pipelines'][p]['outcome']}" for p in scope
+                                 if labels["files"][n]["pipelines"].get(p, {}).get("outcome", "skipped") != "skipped")
+            lines.append(f"    {n}: {_matches(matched[n][eid])}  [{outcomes or 'no pipeline in scope ran'}]")
+        lines.append(f"  true positives ({len(tp)}): {', '.join(tp)}")
+        by_pattern = Counter(p for n in tp + false for p in dict.fromkeys(x.split(":")[0] for x in matched[n][eid]))
+        lines.append("  files matched per pattern: " + (", ".join(f"{k} {v}" for k, v in sorted(by_pattern.items())) or "none"))
+        details.append("\n".join(lines))
+
+    print("\nper entry (positive: the engine fails as the entry's signatures describe; predicted: kb scan matches)")
+    head = ("entry", "slug", "pos", "TP", "missed", "false", "recall", "recall log/crash", "precision",
+            "positives by signature kind")
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    for r in [head, *rows]:
+        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    print(f"overall (non-guard entries): recall {tp_all}/{tp_all + fn_all} {_pct(tp_all, tp_all + fn_all)}, "
+          f"on log/crash evidence {tp_spec}/{pos_spec} {_pct(tp_spec, pos_spec)}; "
+          f"false alarms {fa_all}, precision {tp_all}/{tp_all + fa_all} {_pct(tp_all, tp_all + fa_all)}")
+    print("  (mismatch and nan signatures claim any wrong or NaN output of a pipeline in scope; "
+          "'recall log/crash' counts only positives shown by a log line or a crash signal)")
+    for d in details:
+        print(d)
+
+    if guards:
+        print("\nguards (accepted status on the measured engine is fixed: a match is not a false alarm)")
+        for e, status, hits, fails in guards:
+            print(f"  {e.meta.id} {e.slug} ({status}): matched {len(hits)} files, "
+                  f"engine fails as described on {len(fails)}")
+            for n in hits[:SHOWN]:
+                print(f"    guarded {n}: {_matches(matched[n][e.meta.id])}")
+            for n in fails[:SHOWN]:
+                flag = "REGRESSION? (matched)" if n in hits else "fails as described, not matched"
+                print(f"    {flag} {n}: {positives[e.meta.id][n]}")
+
+    # one piece of evidence claimed by several entries: their signatures overlap
+    claims: dict[tuple, set] = defaultdict(set)
+    files_of: dict[tuple, set] = defaultdict(set)
+    for e in entries:
+        for n in scanned:
+            for hit in label.signature_hits(e, labels["files"][n]["pipelines"]):
+                pipeline, rest = hit.split(": ", 1)
+                line = re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "N", rest.split("): ", 1)[1])
+                line = re.sub(r"\S*[_/]\S*", "<name>", line)[:110]  # tensor names
+                key = (pipeline, _kind(hit), line)
+                claims[key].add(e.meta.id)
+                files_of[key].add(n)
+    shared = sorted(((k, v) for k, v in claims.items() if len(v) > 1), key=lambda kv: (-len(files_of[kv[0]]), kv[0]))
+    print(f"\nevidence that the signatures of several entries claim ({len(shared)}; files, pipeline, kind, evidence: entries)")
+    for (pipeline, kind, line), ids in shared[:30]:
+        print(f"  {len(files_of[(pipeline, kind, line)]):3d}  {pipeline:20s} {kind:8s} {line}: {', '.join(sorted(ids))}")
+
+    # engine failures that no entry claims: what the corpus does not know about (yet)
+    unclaimed: Counter = Counter()
+    examples: dict = {}
+    for n in scanned:
+        item = labels["files"][n]
+        claimed = {why.split(":")[0] for e in entries if (why := label.fails_as_described(e, item["pipelines"]))}
+        for p, ev in item["pipelines"].items():
+            if ev["outcome"] in ("ok", "skipped") or p in claimed:
+                continue
+            key = (p, ev["outcome"], _first_error(ev))
+            unclaimed[key] += 1
+            examples.setdefault(key, n)
+    print(f"\nengine failures no entry claims ({sum(unclaimed.values())} file x pipeline; by pipeline, outcome, first error line)")
+    for (p, outcome, line), c in unclaimed.most_common(25):
+        print(f"  {c:3d}  {p:20s} {outcome:8s} {line[:110]}  (e.g. {examples[(p, outcome, line)]})")
+    print(f"\n{time.monotonic() - t0:.1f}s")
+    return 0
+
+
+SPECIFIC = ("log", "crash")
+
+
+def _kind(why: str) -> str:
+    """The signature kind in a fails_as_described line: 'pipeline: id (kind): evidence'."""
+    return why.split(" (", 1)[1].split(")", 1)[0]
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{a / b:.0%}" if b else "-"
+
+
+def _matches(found: list[str]) -> str:
+    """'pattern: nodes' of the first match, and how many matches of each pattern there are."""
+    count = Counter(m.split(":")[0] for m in found)
+    more = ", ".join(f"{p} x{c}" for p, c in count.items())
+    return f"{found[0]}  [{more}]" if len(found) > 1 else found[0]
+
+
+def _first_error(ev: dict) -> str:
+    if ev["outcome"] in ("mismatch", "nan"):
+        return "outputs differ" if ev["outcome"] == "mismatch" else "NaN outputs"
+    lines = [ln for ln in ev.get("excerpt", "").splitlines() if ln and not ln.startswith(("$", "["))]
+    err = next((ln for ln in lines if label.ERRORISH.search(ln)), lines[-1] if lines else "")
+    return re.sub(r"\d+", "N", err.strip())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
