@@ -117,7 +117,8 @@ def store():
 
 def pytest_collection_finish(session):
     """Start exporting the selected entries' models while the first checks run."""
-    if session.config.option.collectonly:
+    # Under xdist every worker collects every entry but runs only some: each exports its own lazily.
+    if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER"):
         return
     from kb.artifacts import prefetch
 
