@@ -1,0 +1,65 @@
+from kb.checks import Checks
+
+checks = Checks(__file__)
+BUG = ["quantize-not-supported", "qlinear-not-supported", "converter-abort", "quant-layer-not-registered"]
+# The quantized model is compared with torch's float outputs: int8 rounding is allowed 10% of the range.
+QTOL = dict(range_tol=0.1)
+
+
+# The first layers onnx2ncnn writes for qdq-mlp: the QDQ pair on the input, passed through under their ONNX
+# names (tools/onnx/onnx2ncnn.cpp: "not supported yet!" falls back to the op name).
+QDQ_INPUT_AS_ONNX2NCNN_WRITES_IT = """
+7767517
+3 3
+Input            in0                      0 1 in0
+QuantizeLinear   in0_QuantizeLinear       1 1 in0 in0_q
+DequantizeLinear in0_DequantizeLinear     1 1 in0_q out0
+"""
+
+
+def via_onnx2ncnn(s, case):
+    param, bin = s.onnx2ncnn.convert(s.artifacts.onnx(case))
+    return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
+
+
+def via_pnnx(s, source, case):
+    param, bin = s.pnnx.convert(source, case)
+    return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"], **QTOL)
+def onnx2ncnn_qdq(s):
+    """The reported path: an onnxruntime static QDQ model through onnx2ncnn, then the ncnn runtime."""
+    return via_onnx2ncnn(s, "qdq")
+
+
+@checks.bug("ncnn", BUG, **QTOL)
+def ncnn_loads_qdq_layers(s):
+    """The runtime half, with the pip ncnn alone: a .param holding the QDQ pair as onnx2ncnn passes it through."""
+    param = s.ncnn.write_param("qdq-input.param", QDQ_INPUT_AS_ONNX2NCNN_WRITES_IT)
+    return s.ncnn.run(param, None, "qdq", ["in0"], ["out0"])
+
+
+@checks.bug("pnnx", BUG + ["expression-not-registered"], needs=["ncnn"], **QTOL)
+def pnnx_onnx_qdq(s):
+    """pnnx from the same QDQ ONNX file."""
+    return via_pnnx(s, s.artifacts.onnx("qdq"), "qdq")
+
+
+@checks.workaround("onnx2ncnn", "convert-float-model", needs=["ncnn"], atol=2e-3, rtol=2e-3)
+def onnx2ncnn_float(s):
+    """The float model the quantized one was made from converts and matches torch."""
+    return via_onnx2ncnn(s, "float")
+
+
+@checks.workaround("pnnx", "convert-float-model", needs=["ncnn"], atol=2e-3, rtol=2e-3)
+def pnnx_torchscript_float(s):
+    return via_pnnx(s, s.artifacts.torchscript("float"), "float")
+
+
+@checks.variants("onnx2ncnn", BUG, ["qdq-opset13", "qdq-opset17", "qdq-dynamo", "qdq-onnxsim", "qdq-per-channel",
+                                    "qdq-mlp", "qoperator", "dynamic-mlp", "float-near-miss", "float-mlp-near-miss"],
+                 needs=["ncnn"], **QTOL)
+def onnx2ncnn(s, case):
+    """onnx2ncnn, then the ncnn runtime."""
+    return via_onnx2ncnn(s, case)
