@@ -126,13 +126,6 @@ def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None) -> s
     m = entry.meta
     statuses = st.checks()
     front = {"title": f"{m.id} · {m.title}", "description": m.title, "kb_id": m.id, "search": {"boost": PAGE_BOOST}}
-    zh_words = [w for w in m.synonyms if _is_chinese(w)]
-    if zh_words:
-        # mkdocs-material indexes a page's `tags` with every section, weighted far above any text (it
-        # renders them only with its tags plugin, which this site does not use). The browser may cut a
-        # Chinese query into a shorter word than the synonym (转置卷积 -> 转置*): as a tag, the synonym
-        # still lands on its entry. Only Chinese ones: English words would outweigh pasted log lines.
-        front["tags"] = zh_words
     return render(
         "entry.md.j2",
         front_matter=_front_matter(front),
