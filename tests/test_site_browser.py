@@ -14,6 +14,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -109,10 +111,14 @@ def browser():
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory):
     """The site of this checkout (entries and records as they are), served on a free local port."""
-    from kb.site import build_site
-
     tmp = tmp_path_factory.mktemp("browser-site")
-    site = build_site(tmp / "site", docs_dir=tmp / "docs", strict=True)
+    site = tmp / "site"
+    # Built in a fresh Python: the search index's Chinese words come from jieba's global state, which
+    # other tests in this process may have changed.
+    code = ("import sys; from pathlib import Path; from kb.site import build_site; "
+            "build_site(Path(sys.argv[1]), docs_dir=Path(sys.argv[2]), strict=True)")
+    p = subprocess.run([sys.executable, "-c", code, str(site), str(tmp / "docs")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, *args):

@@ -75,7 +75,7 @@ def pnnx_onnx_convnext_mlp(s):
     return s.ncnn.run(param, bin, "convnext-mlp", ["in0"], ["out0"])
 
 
-@checks.variants("onnx2ncnn", BUG, ["mlp-opset13", "mlp-opset17", "layer-scale", "single-linear-dynamo", "mlp-onnxsim", "single-linear",
+@checks.variants("onnx2ncnn", BUG, ["mlp-opset13", "mlp-opset17", "layer-scale", "single-linear-dynamo", "single-linear",
                                     "relu-before-linear", "no-permute-back", "tokens-near-miss", "head-near-miss",
                                     "conv1x1-near-miss"], needs=["ncnn"], **TOL)
 def onnx2ncnn(s, case):
