@@ -166,7 +166,7 @@ def search(page, query: str) -> list[str]:
     box.fill(query)
     box.press("End")
     try:
-        page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=10_000)
+        page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=60_000)  # long queries on a loaded machine (CI runs engines beside it)
     except PlaywrightTimeout:
         meta = page.locator(".md-search-result__meta").inner_text()
         pytest.fail(f"no search result for {query!r} ({meta})", pytrace=False)
