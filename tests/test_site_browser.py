@@ -77,6 +77,7 @@ FIXED = [
 ]
 CASES = _cases()
 RESULTS = ".md-search-result__list > li"
+ZH_PROBE = "量化"  # a Chinese word several entries use
 
 
 def unavailable(reason: str):
@@ -151,6 +152,12 @@ def search_page(context, base_url):
     page = context.new_page()
     page.goto(base_url)
     page.locator("input.md-search__input").click()
+    # The search worker loads its Chinese segmenter after the index; until then a Chinese query finds
+    # nothing. Wait for one to work before the cases run (on a loaded machine that takes a while).
+    box = page.locator("input.md-search__input")
+    box.fill(ZH_PROBE)
+    box.press("End")
+    page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=120_000)
     yield page
     page.close()
 
