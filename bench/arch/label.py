@@ -306,6 +306,7 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path) -> dict:
             continue
         p = Pipeline(name, work, clean, sigs)
         dst = work / f"{name}.mnn"
+        # An argv for the native _tools.mnnconvert, run in a child by kb.workers.mnn: never the console script.
         argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(src), "--MNNModel", str(dst), "--bizCode", "kb", *flags]
         shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
         # cwd: mnnconvert writes a scratch file (.__convert_external_data.bin) into the current directory
