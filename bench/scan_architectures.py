@@ -139,12 +139,12 @@ def main() -> int:
 
     # the derived truth, per entry and file (label.fails_as_described), computed once
     positives = {e.meta.id: {n: why for n in scanned
-                             if (why := label.fails_as_described(e, labels["files"][n]["pipelines"]))}
+                             if (why := label.fails_as_described(e, *_evidence(labels, n)))}
                  for e in entries}
     wanted = set(args.entries.split(",")) if args.entries else None
 
     rows, details, guards = [], [], []
-    tp_all = fn_all = fa_all = tp_spec = pos_spec = 0
+    tp_all = fn_all = fa_all = tp_spec = pos_spec = masked_all = 0
     for e in entries:
         eid = e.meta.id
         if wanted and eid not in wanted and e.slug not in wanted:
@@ -153,17 +153,20 @@ def main() -> int:
         pos = positives[eid]
         tp = [n for n in scanned if n in pos and eid in matched[n]]
         miss = [n for n in scanned if n in pos and eid not in matched[n]]
-        false = [n for n in scanned if n not in pos and eid in matched[n]]
+        scope = [p for p in label.PIPELINES if label.PIPELINE_ENGINES[p] & set(e.meta.engines)
+                 and ("quantizer" in e.meta.components) == (p in label.QUANTIZER_PIPELINES)]
+        reported = [n for n in scanned if n not in pos and eid in matched[n]]
+        masked = [n for n in reported if not _refuted(e, *_evidence(labels, n), _pattern_scope(e, matched[n][eid], scope))]
+        false = [n for n in reported if n not in masked]
         if is_guard:
             guards.append((e, status, tp + false, list(pos)))
             continue
         kinds = Counter(_kind(why) for why in pos.values())
         specific = [n for n in pos if _kind(pos[n]) in SPECIFIC]
-        scope = [p for p in label.PIPELINES if label.PIPELINE_ENGINES[p] & set(e.meta.engines)
-                 and ("quantizer" in e.meta.components) == (p in label.QUANTIZER_PIPELINES)]
         tp_all, fn_all, fa_all = tp_all + len(tp), fn_all + len(miss), fa_all + len(false)
+        masked_all += len(masked)
         tp_spec, pos_spec = tp_spec + len([n for n in specific if n in tp]), pos_spec + len(specific)
-        rows.append((eid, e.slug, len(pos), len(tp), len(miss), len(false), _pct(len(tp), len(pos)),
+        rows.append((eid, e.slug, len(pos), len(tp), len(miss), len(false), len(masked), _pct(len(tp), len(pos)),
                      _pct(len([n for n in specific if n in tp]), len(specific)), _pct(len(tp), len(tp) + len(false)),
                      ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))))
         lines = [f"\n{eid} {e.slug}  (scope: {', '.join(scope)}; status here: {status})"]
@@ -171,25 +174,35 @@ def main() -> int:
         lines += [f"    {n}: {pos[n]}" for n in miss[:SHOWN]] + ([f"    ... {len(miss) - SHOWN} more"] if len(miss) > SHOWN else [])
         lines.append(f"  false alarms ({len(false)}): the scan reports it, the engine does not fail as described")
         for n in false[:SHOWN]:
-            outcomes = ", ".join(f"{p}={labels['files'][n]['pipelines'][p]['outcome']}" for p in scope
+            outcomes = ", ".join(f"{p}={labels['files'][n]['pipelines'][p]['outcome']}"
+                                 for p in _pattern_scope(e, matched[n][eid], scope)
                                  if labels["files"][n]["pipelines"].get(p, {}).get("outcome", "skipped") != "skipped")
             lines.append(f"    {n}: {_matches(matched[n][eid])}  [{outcomes or 'no pipeline in scope ran'}]")
+        lines.append(f"  masked ({len(masked)}): the scan reports it, but every pipeline that measures the matched "
+                     "pattern stopped on another failure first, or failed in a way no ablation pins on a trigger")
+        for n in masked[:SHOWN]:
+            ps = _pattern_scope(e, matched[n][eid], scope)
+            lines.append(f"    {n}: " + "; ".join(f"{p}: {_first_error(labels['files'][n]['pipelines'][p])[:80]}"
+                                                  for p in ps if p in labels["files"][n]["pipelines"]
+                                                  and labels["files"][n]["pipelines"][p]["outcome"] != "skipped"))
         lines.append(f"  true positives ({len(tp)}): {', '.join(tp)}")
         by_pattern = Counter(p for n in tp + false for p in dict.fromkeys(x.split(":")[0] for x in matched[n][eid]))
         lines.append("  files matched per pattern: " + (", ".join(f"{k} {v}" for k, v in sorted(by_pattern.items())) or "none"))
         details.append("\n".join(lines))
 
     print("\nper entry (positive: the engine fails as the entry's signatures describe; predicted: kb scan matches)")
-    head = ("entry", "slug", "pos", "TP", "missed", "false", "recall", "recall log/crash", "precision",
+    head = ("entry", "slug", "pos", "TP", "missed", "false", "masked", "recall", "recall log/crash", "precision",
             "positives by signature kind")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:
         print("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
     print(f"overall (non-guard entries): recall {tp_all}/{tp_all + fn_all} {_pct(tp_all, tp_all + fn_all)}, "
           f"on log/crash evidence {tp_spec}/{pos_spec} {_pct(tp_spec, pos_spec)}; "
-          f"false alarms {fa_all}, precision {tp_all}/{tp_all + fa_all} {_pct(tp_all, tp_all + fa_all)}")
-    print("  (mismatch and nan signatures claim any wrong or NaN output of a pipeline in scope; "
-          "'recall log/crash' counts only positives shown by a log line or a crash signal)")
+          f"false alarms {fa_all}, precision {tp_all}/{tp_all + fa_all} {_pct(tp_all, tp_all + fa_all)}; "
+          f"masked {masked_all} (reported where the engine stops earlier on another failure: neither confirmed nor refuted)")
+    print("  (a NaN or mismatch is the entry's only with its own evidence in the log, or when it goes away on the "
+          "file with the entry's trigger taken out (bench/arch/ablate.py); 'recall log/crash' counts only positives "
+          "shown by a log line or a crash signal)")
     for d in details:
         print(d)
 
@@ -209,7 +222,7 @@ def main() -> int:
     files_of: dict[tuple, set] = defaultdict(set)
     for e in entries:
         for n in scanned:
-            for hit in label.signature_hits(e, labels["files"][n]["pipelines"]):
+            for hit in label.signature_hits(e, *_evidence(labels, n)):
                 pipeline, rest = hit.split(": ", 1)
                 line = re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "N", rest.split("): ", 1)[1])
                 line = re.sub(r"\S*[_/]\S*", "<name>", line)[:110]  # tensor names
@@ -226,7 +239,7 @@ def main() -> int:
     examples: dict = {}
     for n in scanned:
         item = labels["files"][n]
-        claimed = {why.split(":")[0] for e in entries if (why := label.fails_as_described(e, item["pipelines"]))}
+        claimed = {why.split(":")[0] for e in entries if (why := label.fails_as_described(e, *_evidence(labels, n)))}
         for p, ev in item["pipelines"].items():
             if ev["outcome"] in ("ok", "skipped") or p in claimed:
                 continue
@@ -241,6 +254,45 @@ def main() -> int:
 
 
 SPECIFIC = ("log", "crash")
+
+
+def _evidence(labels: dict, name: str) -> tuple[dict, dict]:
+    """One file's pipelines and ablation runs, as label.fails_as_described takes them."""
+    item = labels["files"][name]
+    return item["pipelines"], item.get("ablations", {})
+
+
+def _pattern_scope(entry, found: list[str], scope: list[str]) -> list[str]:
+    """The pipelines that the matched trigger patterns' own bug checks measure (a pattern names its checks;
+    one that names none is measured by every engine of the entry): a pipeline another engine converts with
+    can neither confirm nor refute that pattern."""
+    from kb.checks import load_checks
+
+    checks = load_checks(entry).items
+    names = {x.split(":")[0] for x in found}
+    engines: set[str] = set()
+    for t in entry.meta.trigger:
+        if t.name in names:
+            own = [checks[c] for c in t.checks if c in checks and checks[c].kind == "bug"]
+            engines |= {c.engine for c in own} if t.checks else set(entry.meta.engines)
+    return [p for p in scope if label.CONVERTER[p] in engines] or scope
+
+
+def _refuted(entry, pipelines: dict, ablations: dict, scope: list[str]) -> bool:
+    """Does some pipeline in scope show that the engine does not have this entry's problem on the file?
+    It does when it runs to correct outputs; when its outputs are NaN or wrong though the entry describes
+    no such failure; or when the entry's ablation shows the failure is another's (it stays with this
+    trigger alone put back). A pipeline that stopped earlier (error, crash), or whose silent failure no
+    ablation can pin on a trigger, shows nothing: the match is then "masked", neither confirmed nor refuted."""
+    kinds = {s.kind for s in entry.meta.signatures}
+    for p in scope:
+        outcome = pipelines.get(p, {}).get("outcome", "skipped")
+        ablated = (ablations.get(entry.slug) or {}).get("pipelines", {}).get(p, {})
+        if outcome == "ok" or (outcome in ("nan", "mismatch") and outcome not in kinds):
+            return True
+        if outcome in ("nan", "mismatch") and ablated.get("clean") == "ok" and ablated.get("trigger_only") != outcome:
+            return True
+    return False
 
 
 def _kind(why: str) -> str:

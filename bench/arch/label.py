@@ -5,6 +5,8 @@ Pipelines (each step is its own child process with a timeout, kb.child):
   mnn                  kb.workers.mnn:convert (default flags) -> kb.workers.mnn:run
   mnn-allow-custom-op  the same with --allowCustomOp; only where the default conversion names an op
                        it does not support
+  mnn-session          the default conversion run with MNN's Session API (kb.workers.mnn:session), as
+                       C++ and older Python code run models
   mnn-quant-ema/-kl    the float .mnn -> kb.workers.mnn:quantize (mnnquant, EMA / KL, calibration in
                        the "sequence" layout of kb/engines/mnn.py) -> run; for the "cnn" and "rnn"
                        families' float files
@@ -44,13 +46,16 @@ import export  # noqa: E402
 from export import CACHE, File  # noqa: E402
 
 LABELS = HERE / "labels.json"
-RUNS_VERSION = "2"  # bump when a pipeline changes what it runs
+RUNS_VERSION = "3"  # bump when a pipeline changes what it runs
 FLOAT_TOL, QUANT_TOL = 0.01, 0.1
-PIPELINES = ["mnn", "mnn-allow-custom-op", "mnn-quant-ema", "mnn-quant-kl", "onnx2ncnn", "pnnx"]
+PIPELINES = ["mnn", "mnn-allow-custom-op", "mnn-session", "mnn-quant-ema", "mnn-quant-kl", "onnx2ncnn", "pnnx"]
 # Which engines each pipeline exercises, and whether it is a quantizer pipeline (for the derivation).
-PIPELINE_ENGINES = {"mnn": {"mnn"}, "mnn-allow-custom-op": {"mnn"}, "mnn-quant-ema": {"mnn"},
+PIPELINE_ENGINES = {"mnn": {"mnn"}, "mnn-allow-custom-op": {"mnn"}, "mnn-session": {"mnn"}, "mnn-quant-ema": {"mnn"},
                     "mnn-quant-kl": {"mnn"}, "onnx2ncnn": {"onnx2ncnn", "ncnn"}, "pnnx": {"pnnx", "ncnn"}}
 QUANTIZER_PIPELINES = {"mnn-quant-ema", "mnn-quant-kl"}
+# The converter each pipeline starts with: a trigger pattern's checks of that engine measure it.
+CONVERTER = {"mnn": "mnn", "mnn-allow-custom-op": "mnn", "mnn-session": "mnn", "mnn-quant-ema": "mnn",
+             "mnn-quant-kl": "mnn", "onnx2ncnn": "onnx2ncnn", "pnnx": "pnnx"}
 UNSUPPORTED_OP = re.compile(r"Not Support", re.IGNORECASE)  # when to try --allowCustomOp
 ONNX2NCNN_SOURCES = [ROOT / "kb" / "tools" / "ncnn_onnx", Path("/work/shared/ncnn-tools-onnx")]
 
@@ -260,8 +265,8 @@ def _mnn_calibration(f: File, work: Path, method: str, samples: int = 4) -> dict
             "inputs": shapes, "debug": False}
 
 
-def label_file(f: File, onnx2ncnn: Path | None, work_root: Path) -> dict:
-    """Run every pipeline on one file; return {pipeline: evidence}."""
+def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] | None = None) -> dict:
+    """Run every pipeline (or those in `only`) on one file; return {pipeline: evidence}."""
     from kb.child import run_command, run_function
     from kb.compare import Outputs, compare
 
@@ -300,7 +305,12 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path) -> dict:
         return p.record(compare(got, reference, 0.0, 0.0, range_tol), ref_name)
 
     # MNN, default flags, then --allowCustomOp where an op is not supported
+    def wanted(*names: str) -> bool:
+        return only is None or bool(only & set(names))
+
     for name, flags in (("mnn", []), ("mnn-allow-custom-op", ["--allowCustomOp"])):
+        if not wanted(name, *(["mnn-session", "mnn-quant-ema", "mnn-quant-kl"] if name == "mnn" else [])):
+            continue
         if name == "mnn-allow-custom-op" and not UNSUPPORTED_OP.search(result["mnn"].get("excerpt", "")):
             result[name] = skipped("the default conversion reported no unsupported op")
             continue
@@ -320,8 +330,25 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path) -> dict:
         result[name] = p.record()
     float_mnn = work / "mnn.mnn" if (work / "mnn.mnn").exists() else None  # converted, however it ran
 
+    # the same float model with the Session API
+    if not wanted("mnn-session"):
+        pass
+    elif float_mnn is None:
+        result["mnn-session"] = skipped("the float MNN conversion failed")
+    else:
+        p = Pipeline("mnn-session", work, clean, sigs)
+        out = work / "mnn-session.out.npz"
+        if p.step(run_function("MNN session", "kb.workers.mnn:session", model=str(float_mnn), feed=str(f.inputs),
+                               out=str(out), outputs=f.outputs, shown=f"MNN session {float_mnn.name}", timeout=120),
+                  [out]):
+            result["mnn-session"] = judge(p, out, "MNN", tol)
+        else:
+            result["mnn-session"] = p.record()
+
     # MNN offline quantization of the float model
     for name, method in (("mnn-quant-ema", "EMA"), ("mnn-quant-kl", "KL")):
+        if not wanted(name):
+            continue
         if f.kind not in ("cnn", "rnn") or f.quantized:
             result[name] = skipped("mnnquant is run on the float files of the cnn and rnn families")
             continue
@@ -343,7 +370,9 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path) -> dict:
         result[name] = p.record()
 
     # onnx2ncnn + ncnn (classic layout: blobs named as the ONNX tensors, no batch axis)
-    if onnx2ncnn is None:
+    if not wanted("onnx2ncnn"):
+        pass
+    elif onnx2ncnn is None:
         result["onnx2ncnn"] = skipped("no onnx2ncnn binary")
     else:
         p = Pipeline("onnx2ncnn", work, clean, sigs)
@@ -359,30 +388,31 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path) -> dict:
             result["onnx2ncnn"] = p.record()
 
     # pnnx (from ONNX) + ncnn (blobs in0.., out0..; batch axis kept)
-    import pnnx
+    if wanted("pnnx"):
+        import pnnx
 
-    p = Pipeline("pnnx", work, clean, sigs)
-    pdir = work / "pnnx"
-    pdir.mkdir()
-    psrc = pdir / src.name
-    shutil.copy(src, psrc)
-    param, bin_, py = pdir / "model.ncnn.param", pdir / "model.ncnn.bin", pdir / "model_ncnn.py"
-    shapes = ",".join(str(list(s)).replace(" ", "") for s in f.input_shapes.values())
-    argv = [pnnx.EXEC_PATH, str(psrc), f"inputshape={shapes}", f"ncnnparam={param}", f"ncnnbin={bin_}",
-            f"ncnnpy={py}"]
-    if p.step(run_command("pnnx", argv, cwd=pdir, timeout=300,
-                          shown=f"pnnx {src.name} inputshape={shapes} ncnnparam={param.name} ncnnbin={bin_.name}"),
-              [param, bin_]):
-        out = work / "pnnx.out.npz"
-        blobs_in = [f"in{i}" for i in range(len(f.input_shapes))]
-        blobs_out = [f"out{i}" for i in range(len(f.outputs))]
-        feed = _pnnx_feed(f, py if py.exists() else None, work / "pnnx.feed.npz")
-        if p.step(_ncnn_run(param, bin_, f, out, blobs_in, blobs_out, batch=True, feed=feed), [out]):
-            result["pnnx"] = judge(p, out, "ncnn", tol)
+        p = Pipeline("pnnx", work, clean, sigs)
+        pdir = work / "pnnx"
+        pdir.mkdir()
+        psrc = pdir / src.name
+        shutil.copy(src, psrc)
+        param, bin_, py = pdir / "model.ncnn.param", pdir / "model.ncnn.bin", pdir / "model_ncnn.py"
+        shapes = ",".join(str(list(s)).replace(" ", "") for s in f.input_shapes.values())
+        argv = [pnnx.EXEC_PATH, str(psrc), f"inputshape={shapes}", f"ncnnparam={param}", f"ncnnbin={bin_}",
+                f"ncnnpy={py}"]
+        if p.step(run_command("pnnx", argv, cwd=pdir, timeout=300,
+                              shown=f"pnnx {src.name} inputshape={shapes} ncnnparam={param.name} ncnnbin={bin_.name}"),
+                  [param, bin_]):
+            out = work / "pnnx.out.npz"
+            blobs_in = [f"in{i}" for i in range(len(f.input_shapes))]
+            blobs_out = [f"out{i}" for i in range(len(f.outputs))]
+            feed = _pnnx_feed(f, py if py.exists() else None, work / "pnnx.feed.npz")
+            if p.step(_ncnn_run(param, bin_, f, out, blobs_in, blobs_out, batch=True, feed=feed), [out]):
+                result["pnnx"] = judge(p, out, "ncnn", tol)
+            else:
+                result["pnnx"] = p.record()
         else:
             result["pnnx"] = p.record()
-    else:
-        result["pnnx"] = p.record()
 
     for r in result.values():
         if ref_note and "reference" in r:
@@ -440,6 +470,72 @@ def _last_error(output: str) -> str:
 # ---------------------------------------------------------------------------------------- all files
 
 
+def _ablations_key() -> str:
+    """Changes when bench/arch/ablate.py does: its ablation runs are then redone."""
+    return hashlib.sha256((HERE / "ablate.py").read_bytes()).hexdigest()[:12]
+
+
+def ablate_file(f: File, ev: dict, onnx2ncnn: Path | None, work_root: Path) -> dict:
+    """Which entries' triggers cause the silent failures (NaN, mismatch) of this file's pipelines.
+
+    For each such pipeline, the ablations (ablate.ABLATIONS) that apply to the file take every trigger
+    out at once ("clean"); then each trigger alone is put back (all the other ablations applied). An entry
+    causes the failure when the clean file passes and its trigger alone fails the same way.
+    Returns {slug: {rewrite, pipelines: {pipeline: {clean, trigger_only}}} | {rewrite, unavailable}}."""
+    import dataclasses
+
+    import onnx
+
+    from ablate import ABLATIONS
+
+    original = onnx.load(str(f.path))
+    out: dict[str, dict] = {}
+
+    def run(model, tag: str, pipeline: str) -> dict:
+        path = work_root / "ablated" / f"{f.name}.{tag}.onnx"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(model, str(path))
+        g = dataclasses.replace(f, name=f"{f.name}.{tag}", path=path)
+        return label_file(g, onnx2ncnn, work_root, only={pipeline})[pipeline]
+
+    def apply(slugs: list[str]):
+        model = original
+        for slug in slugs:
+            model = ABLATIONS[slug].rewrite(model) or model
+        return model
+
+    for pipeline in dict.fromkeys(p for a in ABLATIONS.values() for p in a.pipelines):
+        failure = ev.get(pipeline, {}).get("outcome")
+        if failure not in ("nan", "mismatch"):
+            continue
+        applicable = []
+        for slug, a in ABLATIONS.items():
+            if pipeline not in a.pipelines:
+                continue
+            try:
+                changed = a.rewrite(original)
+            except Exception as e:  # the rewrite does not apply to this file: its failure stays unattributed
+                out.setdefault(slug, {"rewrite": a.name, "unavailable": f"{type(e).__name__}: {e}"[:240]})
+                continue
+            if changed is not None:
+                applicable.append(slug)
+        if not applicable:
+            continue
+        try:
+            clean = run(apply(applicable), "clean-" + "-".join(ABLATIONS[s].name for s in applicable), pipeline)
+        except Exception as e:
+            for slug in applicable:
+                out.setdefault(slug, {"rewrite": ABLATIONS[slug].name, "unavailable": f"{type(e).__name__}: {e}"[:240]})
+            continue
+        for slug in applicable:
+            others = [s for s in applicable if s != slug]
+            only = run(apply(others), f"only-{ABLATIONS[slug].name}", pipeline) if others else ev[pipeline]
+            entry = out.setdefault(slug, {"rewrite": ABLATIONS[slug].name, "pipelines": {}})
+            entry.setdefault("pipelines", {})[pipeline] = {"clean": clean["outcome"], "trigger_only": only["outcome"],
+                                                           "with": [ABLATIONS[s].name for s in others]}
+    return out
+
+
 def _run_key(f: File, versions: dict) -> str:
     h = hashlib.sha256()
     h.update(f.path.read_bytes())
@@ -460,18 +556,27 @@ def relabel(files: list[File] | None = None, jobs: int = 2, use_cache: bool = Tr
     lock = threading.Lock()
     done = [0]
 
-    def one(f: File) -> tuple[str, dict]:
-        cached = runs / f"{_run_key(f, versions)}.json"
+    def one(f: File) -> tuple[str, tuple[dict, dict]]:
+        key = _run_key(f, versions)
+        cached, cached_ablations = runs / f"{key}.json", runs / f"{key}.ablations-{_ablations_key()}.json"
         if use_cache and cached.exists():
             ev = json.loads(cached.read_text())
         else:
             ev = label_file(f, onnx2ncnn, work_root)
             cached.write_text(json.dumps(ev, indent=1, sort_keys=True))
+        if use_cache and cached_ablations.exists():
+            abl = json.loads(cached_ablations.read_text())
+        else:
+            abl = ablate_file(f, ev, onnx2ncnn, work_root)
+            cached_ablations.write_text(json.dumps(abl, indent=1, sort_keys=True))
         with lock:
             done[0] += 1
             print(f"[{done[0]}/{len(files)}] {f.name}: " + ", ".join(
-                f"{k}={v['outcome']}" for k, v in ev.items() if v["outcome"] != "skipped"), file=sys.stderr)
-        return f.name, ev
+                f"{k}={v['outcome']}" for k, v in ev.items() if v["outcome"] != "skipped") + "".join(
+                f"; {slug} {a['rewrite']}: " + ", ".join(f"{k} clean={v['clean']} trigger only={v['trigger_only']}"
+                                                      for k, v in a.get("pipelines", {}).items())
+                for slug, a in abl.items()), file=sys.stderr)
+        return f.name, (ev, abl)
 
     with cf.ThreadPoolExecutor(jobs) as pool:
         results = dict(pool.map(one, files))
@@ -486,10 +591,10 @@ def relabel(files: list[File] | None = None, jobs: int = 2, use_cache: bool = Tr
         "files": {},
     }
     for f in sorted(files, key=lambda f: f.name):
-        ev = results[f.name]
+        ev, abl = results[f.name]
         out["files"][f.name] = {
             "family": f.family, "kind": f.kind, "variant": f.variant, "sha256": _sha(f.path)[:16],
-            "pipelines": ev,
+            "pipelines": ev, "ablations": abl,
         }
     LABELS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
     return out
@@ -502,7 +607,7 @@ def load() -> dict:
 # ---------------------------------------------------------------------------------------- derivation
 
 
-def signature_hits(entry, pipelines: dict[str, dict]) -> list[str]:
+def signature_hits(entry, pipelines: dict[str, dict], ablations: dict | None = None) -> list[str]:
     """Every piece of evidence, in `pipelines` (one file's engine runs), that the engine failed the way
     this entry describes.
 
@@ -515,8 +620,10 @@ def signature_hits(entry, pipelines: dict[str, dict]) -> list[str]:
       mismatch   its outputs differ from the reference beyond tolerance, without NaN.
     A hit says the failure is THIS entry's only when it is specific: a log signature whose message
     is not generic in the message index (repros/_messages), or any hit together with the entry's
-    own `evidence` in the pipeline's output (what `kb explain` calls a match). A generic message,
-    a crash, NaN or a mismatch alone has many causes: such failures are reported as unattributed.
+    own `evidence` in the pipeline's output (what `kb explain` calls a match), or a NaN or mismatch
+    that goes away when the entry's ablation (bench/arch/ablate.py) takes its trigger out of the file
+    (`ablations`, from label.ablate_file). A generic message, a crash, NaN or a mismatch alone has many
+    causes: such failures are reported as unattributed.
     Hits are listed by pipeline (label.PIPELINES order), then in the entry's signature order, as
     "pipeline: signature (kind): evidence".
     """
@@ -533,9 +640,12 @@ def signature_hits(entry, pipelines: dict[str, dict]) -> list[str]:
         if not PIPELINE_ENGINES[name] & set(meta.engines):
             continue
         excerpt = ev.get("excerpt", "")
-        # What a user's log of this pipeline holds: for a quantizer, the conversion before it too.
-        before = pipelines.get("mnn", {}).get("excerpt", "") if name in QUANTIZER_PIPELINES else ""
+        # What a user's log of this pipeline holds: for MNN, the default conversion before it too.
+        before = pipelines.get("mnn", {}).get("excerpt", "") if name.startswith("mnn-") else ""
         own = bool(evidence(entry, f"{before}\n{excerpt}"))
+        ablated = ((ablations or {}).get(entry.slug) or {}).get("pipelines", {}).get(name, {})
+        # the failure goes away with every known trigger out, and comes back with this one alone
+        gone = ablated.get("clean") == "ok" and ablated.get("trigger_only") == ev["outcome"]
         for sig in meta.signatures:
             hit = None
             if sig.kind == "log":
@@ -545,10 +655,9 @@ def signature_hits(entry, pipelines: dict[str, dict]) -> list[str]:
                 hit = hit if (specific or own) else None
             elif sig.kind == "crash" and ev.get("signal") and sig.regex().search(ev["signal"]):
                 hit = f"killed by {ev['signal']}" if own else None
-            elif sig.kind == "nan" and ev["outcome"] == "nan":
-                hit = ev.get("compare", "NaN outputs") if own else None
-            elif sig.kind == "mismatch" and ev["outcome"] == "mismatch":
-                hit = ev.get("compare", "outputs differ") if own else None
+            elif sig.kind in ("nan", "mismatch") and ev["outcome"] == sig.kind and (own or gone):
+                hit = ev.get("compare", "NaN outputs" if sig.kind == "nan" else "outputs differ")
+                hit += "" if own else f"; ok without the trigger ({ablations[entry.slug]['rewrite']})"
             if hit:
                 hits.append(f"{name}: {sig.id} ({sig.kind}): {hit.strip()[:240]}")
     return hits
@@ -565,9 +674,9 @@ def _message_index() -> dict:
     return _INDEX
 
 
-def fails_as_described(entry, pipelines: dict[str, dict]) -> str | None:
+def fails_as_described(entry, pipelines: dict[str, dict], ablations: dict | None = None) -> str | None:
     """The label: the first of signature_hits (whose docstring states the rule), or None."""
-    hits = signature_hits(entry, pipelines)
+    hits = signature_hits(entry, pipelines, ablations)
     return hits[0] if hits else None
 
 

@@ -82,3 +82,14 @@ class MNN(Engine):
                     produces=[out])
         return Outputs.load(case, out, f"MNN {self.version()}")
 
+
+    def run_session(self, model: Path, case: str | None = None) -> Outputs:
+        """The same with MNN's Session API (Interpreter, createSession, resizeSession, runSession)."""
+        case = case or model.name.split(".")[0]
+        out = self.s.path(f"{model.stem}.session-out.npz")
+        meta = self.s.artifacts.case(case)
+        self.s.step(child.run_function(f"MNN session {model.name}", "kb.workers.mnn:session", model=str(model),
+                                       feed=str(self.s.artifacts.inputs(case)), out=str(out), outputs=meta["outputs"],
+                                       shown=f"MNN.Interpreter({model.name!r}).createSession() ... runSession()"),
+                    produces=[out])
+        return Outputs.load(case, out, f"MNN {self.version()} session")

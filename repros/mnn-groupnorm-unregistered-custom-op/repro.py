@@ -52,6 +52,7 @@ class Variant(nn.Module):
         self.between, self.norm, self.double = between, norm, double
         channels = 256 if double else 128
         self.mid = nn.Conv2d(channels, channels, 1)
+        self.bn = nn.BatchNorm2d(channels).eval()
         self.gn = nn.GroupNorm(32, channels)
 
     def forward(self, x):
@@ -59,7 +60,7 @@ class Variant(nn.Module):
         x = FeatureConversion.apply(x) if self.double else Same.apply(x)
         for op in self.between:
             x = {"relu": torch.relu, "mul": lambda t: t * 0.5, "silu": nn.functional.silu,
-                 "conv": self.mid}[op](x)
+                 "conv": self.mid, "bn": self.bn}[op](x)
         return self.gn(x) if self.norm else x
 
 
@@ -88,5 +89,6 @@ def variants():
         ("v-conv-between", Variant(["conv"]), 13),
         ("v-shape-preserving-op", Variant(double=False), 13),
         ("v-no-groupnorm", Variant(norm=False), 13),
+        ("v-batchnorm-conv", Variant(["bn", "relu", "conv"], norm=False), 13),
     ]:
         yield Case(name, model, (x,), ["x"], ["y"], opset=opset, **kw)

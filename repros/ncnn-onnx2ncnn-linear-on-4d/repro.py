@@ -13,8 +13,9 @@ C, HID, H = 8, 16, 6  # channels, MLP hidden size, height and width
 class ChannelsLastMLP(nn.Module):
     """ConvNeXt's block without its LayerNorm: depthwise conv, permute to NHWC, Linear-GELU-Linear, back."""
 
-    def __init__(self, act="gelu", layers=2, residual=True, permute_back=True, scale=False):
+    def __init__(self, act="gelu", layers=2, residual=True, permute_back=True, scale=False, norm=False):
         super().__init__()
+        self.norm = norm  # ConvNeXt's channels-last LayerNorm, written without pow: (x - u) * (x - u)
         self.dw = nn.Conv2d(C, C, 3, padding=1, groups=C)
         dims = [C, HID, C] if layers == 2 else [C, C]
         self.fcs = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims, dims[1:]))
@@ -25,6 +26,9 @@ class ChannelsLastMLP(nn.Module):
         y = self.dw(x).permute(0, 2, 3, 1)
         if self.act == "relu-first":  # an elementwise op between the permute and the Linear
             y = torch.relu(y)
+        if self.norm:
+            d = y - y.mean(-1, keepdim=True)
+            y = d / torch.sqrt((d * d).mean(-1, keepdim=True) + 1e-6)
         for i, fc in enumerate(self.fcs):
             y = fc(y)
             if i < len(self.fcs) - 1:
@@ -132,6 +136,7 @@ def variants():
     # mlp-onnxsim is left out: ncnn reads past the flattened blob there, so NaN or wrong values vary by run.
     yield variant("single-linear", mlp(layers=1, residual=False))
     yield variant("relu-before-linear", mlp(act="relu-first"))
+    yield variant("layernorm-before-linear", mlp(norm=True))
     yield variant("no-permute-back", mlp(layers=1, permute_back=False))
     yield variant("tokens-near-miss", Tokens())
     yield variant("head-near-miss", Head())

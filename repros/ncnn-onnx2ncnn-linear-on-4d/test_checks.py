@@ -76,7 +76,7 @@ def pnnx_onnx_convnext_mlp(s):
 
 
 @checks.variants("onnx2ncnn", BUG, ["mlp-opset13", "mlp-opset17", "layer-scale", "single-linear-dynamo", "single-linear",
-                                    "relu-before-linear", "no-permute-back", "tokens-near-miss", "head-near-miss",
+                                    "relu-before-linear", "layernorm-before-linear", "no-permute-back", "tokens-near-miss", "head-near-miss",
                                     "conv1x1-near-miss"], needs=["ncnn"], **TOL)
 def onnx2ncnn(s, case):
     """onnx2ncnn, then the ncnn runtime."""

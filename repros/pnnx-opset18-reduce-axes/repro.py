@@ -63,6 +63,8 @@ def variants():
     yield case("normalize", Reduce("normalize"))
     yield case("amax", Reduce("amax"))
     yield case("amin", Reduce("amin"))
+    yield case("mean-spatial", Reduce("mean", dim=(2, 3), keepdim=False))  # a pooling head: x.mean((2, 3))
+    yield case("mean-spatial-keepdim", Reduce("mean", dim=(2, 3)))
     yield case("mean-attr-opset17", Reduce("mean"), opset=17)  # near miss: axes is an attribute
     yield case("norm-opset17", Reduce("norm"), opset=17)  # near miss
     yield case("softmax", Reduce("softmax"))  # near miss: no Reduce op
