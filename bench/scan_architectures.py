@@ -145,6 +145,7 @@ def main() -> int:
 
     rows, details, guards = [], [], []
     tp_all = fn_all = fa_all = tp_spec = pos_spec = masked_all = 0
+    by_split: dict[str, Counter] = defaultdict(Counter)  # per split (tuned / held out): tp, missed, false, masked
     for e in entries:
         eid = e.meta.id
         if wanted and eid not in wanted and e.slug not in wanted:
@@ -165,6 +166,9 @@ def main() -> int:
         specific = [n for n in pos if _kind(pos[n]) in SPECIFIC]
         tp_all, fn_all, fa_all = tp_all + len(tp), fn_all + len(miss), fa_all + len(false)
         masked_all += len(masked)
+        for kind, names in (("tp", tp), ("missed", miss), ("false", false), ("masked", masked)):
+            for n in names:
+                by_split[_split(labels["files"][n]["family"])][kind] += 1
         tp_spec, pos_spec = tp_spec + len([n for n in specific if n in tp]), pos_spec + len(specific)
         rows.append((eid, e.slug, len(pos), len(tp), len(miss), len(false), len(masked), _pct(len(tp), len(pos)),
                      _pct(len([n for n in specific if n in tp]), len(specific)), _pct(len(tp), len(tp) + len(false)),
@@ -199,7 +203,15 @@ def main() -> int:
     print(f"overall (non-guard entries): recall {tp_all}/{tp_all + fn_all} {_pct(tp_all, tp_all + fn_all)}, "
           f"on log/crash evidence {tp_spec}/{pos_spec} {_pct(tp_spec, pos_spec)}; "
           f"false alarms {fa_all}, precision {tp_all}/{tp_all + fa_all} {_pct(tp_all, tp_all + fa_all)}; "
-          f"masked {masked_all} (reported where the engine stops earlier on another failure: neither confirmed nor refuted)")
+          f"masked {masked_all} (neither confirmed nor refuted: every pipeline that measures the pattern stops earlier on "
+          f"another failure, or fails in a way no ablation pins on a trigger)")
+    for split in ("tuned", "held out"):
+        c = by_split[split]
+        fams = sorted({labels["files"][n]["family"] for n in scanned if _split(labels["files"][n]["family"]) == split})
+        print(f"  {split} families ({len(fams)}): recall {c['tp']}/{c['tp'] + c['missed']} "
+              f"{_pct(c['tp'], c['tp'] + c['missed'])}; false alarms {c['false']}; masked {c['masked']}")
+    print("  (tuned: the families the trigger patterns were fitted to; held out: bench/arch/models.py HELD_OUT, "
+          "added after, never used to tune)")
     print("  (a NaN or mismatch is the entry's only with its own evidence in the log, or when it goes away on the "
           "file with the entry's trigger taken out (bench/arch/ablate.py); 'recall log/crash' counts only positives "
           "shown by a log line or a crash signal)")
@@ -254,6 +266,12 @@ def main() -> int:
 
 
 SPECIFIC = ("log", "crash")
+
+
+def _split(family: str) -> str:
+    import models
+
+    return "held out" if family in getattr(models, "HELD_OUT", ()) else "tuned"
 
 
 def _evidence(labels: dict, name: str) -> tuple[dict, dict]:
