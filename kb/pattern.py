@@ -79,6 +79,7 @@ class NodeSpec(Strict):
     # Dimensions of constant inputs: slot -> dimension -> test, e.g. {1: {1: {gt: 1}}} for a
     # ConvTranspose whose weight has more than one output channel per group (not depthwise).
     const_dims: dict[int, dict[int, Pred]] = {}
+    const_rank: dict[int, Pred] = {}  # rank of constant inputs, e.g. {0: {eq: 0}}: a scalar in the first slot
 
     def ops(self) -> set[str] | None:
         if self.op == "*":
@@ -220,6 +221,10 @@ class GraphIndex:
             shape = self.const_shape(node.input[slot]) if slot < len(node.input) else None
             if shape is None or any(d >= len(shape) or not p.test(shape[d]) for d, p in dims.items()):
                 return False
+        for slot, pred in spec.const_rank.items():
+            shape = self.const_shape(node.input[slot]) if slot < len(node.input) else None
+            if shape is None or not pred.test(len(shape)):
+                return False
         if spec.attrs:
             attrs = self.attrs(i)
             for key, pred in spec.attrs.items():
@@ -250,7 +255,9 @@ class GraphIndex:
         import onnx.numpy_helper
 
         t = self._const(name)
-        return None if t is None else onnx.numpy_helper.to_array(t).tolist()
+        if t is None or t.data_location == onnx.TensorProto.EXTERNAL:  # weights on disk are never read
+            return None
+        return onnx.numpy_helper.to_array(t).tolist()
 
     def feeds(self, a: int, b: int, through: frozenset[str] = frozenset()) -> bool:
         return b in self.downstream(a, through)

@@ -122,3 +122,34 @@ def test_a_control_case_that_contains_the_pattern_is_refused(fixture_entry):
     as_control = {name: {**case, "trigger": False} for name, case in arts.manifest.items()}
     with pytest.raises(PreparationFailed, match="control case 'sqrt' contains trigger pattern 'sub-into-sqrt'"):
         check_triggers(entry, Artifacts(arts.dir, as_control))
+
+
+SCALAR_FIRST = Pattern.model_validate({
+    "name": "scalar-first", "summary": "", "nodes": {"mul": {"op": "Mul", "const_rank": {0: {"eq": 0}}}},
+})
+REDUCE_ONE_AXIS = Pattern.model_validate({
+    "name": "reduce-one-axis", "summary": "",
+    "nodes": {"r": {"op": "ReduceMean", "const_inputs": [1], "attr_inputs": {"axes": 1}, "attrs": {"axes": {"length": 1}}}},
+})
+
+
+@pytest.mark.parametrize("dims, hit", [([], True), ([1], False), ([4], False)])
+def test_const_rank_reads_the_shape_not_the_weights(dims, hit):
+    s = helper.make_tensor("s", TensorProto.FLOAT, dims, [0.5] * (dims[0] if dims else 1))
+    g = helper.make_graph([helper.make_node("Mul", ["s", "x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], initializer=[s])
+    assert bool(find([SCALAR_FIRST], helper.make_model(g))) is hit
+
+
+def test_external_weights_are_never_read(tmp_path, monkeypatch):
+    """A constant stored outside the model reads as unknown: scan never opens files beside it."""
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    axes.data_location = TensorProto.EXTERNAL
+    axes.ClearField("int64_data")
+    axes.external_data.add(key="location", value="missing.bin")
+    g = helper.make_graph([helper.make_node("ReduceMean", ["x", "axes"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[axes])
+    monkeypatch.chdir(tmp_path)
+    assert find([REDUCE_ONE_AXIS], helper.make_model(g)) == []

@@ -1,0 +1,112 @@
+from kb.checks import Checks
+
+checks = Checks(__file__)
+ABORT = ["protobuf-index-abort"]
+# onnx2ncnn writes every ONNX Gelu as ncnn's tanh-approximated GELU (0=1), and pnnx stores fp16 weights:
+# a correct result differs from torch by up to about 1e-3.
+TOL = dict(atol=2e-3, rtol=2e-3)
+VARIANTS = ["gelu-dynamo-opset19", "gelu-dynamo-onnxsim", "gelu-tanh-dynamo", "gelu-tanh-torchscript",
+            "convnext-dynamo", "vit-dynamo", "swin-torchscript", "scale-first-dynamo",
+            "convnext-torchscript", "swin-dynamo", "gru-dynamo", "convnet-default",
+            "gelu-torchscript-opset18", "gelu-dynamo-opset20", "silu-dynamo", "scale-per-channel-dynamo",
+            "one-minus-dynamo", "convnet-dynamo", "convnet-opset20-inline"]
+
+
+def scalar_operand_second(src, dst):
+    """The graph edit of the `fix-graph` workaround (as the page shows it): a 0-d constant first operand of a
+    commutative Add / Mul / Max / Min moves to the second place; Pow's gets the shape [1]."""
+    import onnx
+
+    model = onnx.load(str(src))
+    consts = {t.name: t for t in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Constant":
+            consts.update({n.output[0]: a.t for a in n.attribute if a.name == "value"})
+    for n in model.graph.node:
+        t = consts.get(n.input[0]) if n.op_type in ("Add", "Mul", "Max", "Min", "Pow") and n.input else None
+        if t is None or len(t.dims) != 0:
+            continue
+        if n.op_type == "Pow":
+            t.dims.append(1)
+        else:
+            n.input[0], n.input[1] = n.input[1], n.input[0]
+    onnx.save(model, str(dst))
+    return dst
+
+
+def via_onnx2ncnn(s, case, model=None):
+    param, bin = s.onnx2ncnn.convert(model or s.artifacts.onnx(case))
+    return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
+
+
+def via_pnnx(s, source, case):
+    param, bin = s.pnnx.convert(source, case)
+    return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
+
+
+@checks.bug("onnx2ncnn", ABORT, needs=["ncnn"], **TOL)
+def onnx2ncnn_mlp_gelu_dynamo(s):
+    """A ViT MLP (Linear, GELU, Linear) exported with dynamo=True at opset 18: GELU's Mul(0.5, x)."""
+    return via_onnx2ncnn(s, "mlp-gelu-dynamo")
+
+
+@checks.bug("onnx2ncnn", ABORT, needs=["ncnn"], **TOL)
+def onnx2ncnn_scale_first_torchscript(s):
+    """`x + gamma * conv(x)` with a 0-d gamma, exported with dynamo=False at opset 17: Mul(gamma, y)."""
+    return via_onnx2ncnn(s, "scale-first-torchscript")
+
+
+@checks.workaround("onnx2ncnn", "dynamo-false-opset17", needs=["ncnn"], **TOL)
+def onnx2ncnn_mlp_opset17(s):
+    """The same MLP exported with dynamo=False at opset 17: the GELU constants come second."""
+    return via_onnx2ncnn(s, "mlp-gelu-opset17")
+
+
+@checks.workaround("ncnn", "dynamo-false-opset17", needs=["onnx2ncnn"], **TOL)
+def ncnn_runs_mlp_opset17(s):
+    """The runtime half of the same workaround, keyed by the ncnn release that runs what onnx2ncnn wrote."""
+    return via_onnx2ncnn(s, "mlp-gelu-opset17")
+
+
+@checks.workaround("onnx2ncnn", "dynamo-opset20", needs=["ncnn"], **TOL)
+def onnx2ncnn_mlp_dynamo_opset20(s):
+    """dynamo=True at opset 20 writes GELU as one Gelu node, which onnx2ncnn converts."""
+    return via_onnx2ncnn(s, "mlp-gelu-dynamo-opset20")
+
+
+@checks.workaround("onnx2ncnn", "fix-graph", needs=["ncnn"], **TOL)
+def onnx2ncnn_mlp_fixed_graph(s):
+    """The dynamo=True opset-18 file with its scalar operands moved second."""
+    fixed = scalar_operand_second(s.artifacts.onnx("mlp-gelu-dynamo"), s.path("mlp-gelu-dynamo-fixed.onnx"))
+    return via_onnx2ncnn(s, "mlp-gelu-dynamo", fixed)
+
+
+@checks.workaround("onnx2ncnn", "fix-graph", needs=["ncnn"], **TOL)
+def onnx2ncnn_scale_first_fixed_graph(s):
+    fixed = scalar_operand_second(s.artifacts.onnx("scale-first-torchscript"),
+                                  s.path("scale-first-torchscript-fixed.onnx"))
+    return via_onnx2ncnn(s, "scale-first-torchscript", fixed)
+
+
+@checks.workaround("pnnx", "pnnx", needs=["ncnn"], **TOL)
+def pnnx_onnx_mlp_gelu_dynamo(s):
+    """pnnx reading the very dynamo=True opset-18 file."""
+    return via_pnnx(s, s.artifacts.onnx("mlp-gelu-dynamo"), "mlp-gelu-dynamo")
+
+
+@checks.workaround("pnnx", "pnnx", needs=["ncnn"], **TOL)
+def pnnx_onnx_scale_first_dynamo(s):
+    """pnnx reading the dynamo=True opset-18 file of `x + gamma * conv(x)` (0-d gamma): no Linear involved."""
+    return via_pnnx(s, s.artifacts.onnx("scale-first-dynamo"), "scale-first-dynamo")
+
+
+@checks.workaround("pnnx", "pnnx", needs=["ncnn"], **TOL)
+def pnnx_torchscript_mlp_gelu(s):
+    """pnnx from TorchScript (torch.jit.trace), no ONNX at all."""
+    return via_pnnx(s, s.artifacts.torchscript("mlp-gelu-dynamo"), "mlp-gelu-dynamo")
+
+
+@checks.variants("onnx2ncnn", ABORT, VARIANTS, needs=["ncnn"], **TOL)
+def onnx2ncnn(s, case):
+    """onnx2ncnn, then the ncnn runtime; compared with torch."""
+    return via_onnx2ncnn(s, case)
