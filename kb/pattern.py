@@ -80,6 +80,9 @@ class NodeSpec(Strict):
     # ConvTranspose whose weight has more than one output channel per group (not depthwise).
     const_dims: dict[int, dict[int, Pred]] = {}
     const_rank: dict[int, Pred] = {}  # rank of constant inputs, e.g. {0: {eq: 0}}: a scalar in the first slot
+    # True: its output depends on a model input's values, not only on constants and shapes, so a converter
+    # given the input shape cannot fold it away (the Equal/Where torch writes for a reshape's shape can).
+    data_dependent: bool | None = None
 
     def ops(self) -> set[str] | None:
         if self.op == "*":
@@ -185,6 +188,25 @@ class GraphIndex:
                 elif a.type == onnx.AttributeProto.GRAPHS:
                     self.subgraphs.extend(a.graphs)
         self._attrs: dict[int, dict[str, Any]] = {}
+        self._dynamic: set[int] | None = None
+
+    SHAPE_ONLY = frozenset({"Shape", "Size"})  # their outputs are fixed once the input shape is
+
+    def dynamic(self) -> set[int]:
+        """The nodes whose outputs depend on a model input's values (or on an outer graph's)."""
+        if self._dynamic is None:
+            seen: set[int] = set()
+            frontier = [i for i, n in enumerate(self.nodes)
+                        if any(t and (t in self.inputs or (t not in self.producer and t not in self.consts))
+                               for t in n.input)]
+            while frontier:
+                i = frontier.pop()
+                if i in seen or self.nodes[i].op_type in self.SHAPE_ONLY:
+                    continue
+                seen.add(i)
+                frontier += [c for t in self.nodes[i].output for c in self.consumers.get(t, ())]
+            self._dynamic = seen
+        return self._dynamic
 
     def attrs(self, i: int) -> dict[str, Any]:
         if i not in self._attrs:
@@ -221,6 +243,8 @@ class GraphIndex:
             shape = self.const_shape(node.input[slot]) if slot < len(node.input) else None
             if shape is None or any(d >= len(shape) or not p.test(shape[d]) for d, p in dims.items()):
                 return False
+        if spec.data_dependent is not None and spec.data_dependent != (i in self.dynamic()):
+            return False
         for slot, pred in spec.const_rank.items():
             shape = self.const_shape(node.input[slot]) if slot < len(node.input) else None
             if shape is None or not pred.test(len(shape)):

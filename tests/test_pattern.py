@@ -153,3 +153,18 @@ def test_external_weights_are_never_read(tmp_path, monkeypatch):
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[axes])
     monkeypatch.chdir(tmp_path)
     assert find([REDUCE_ONE_AXIS], helper.make_model(g)) == []
+
+
+DATA_EQUAL = Pattern.model_validate({
+    "name": "data-equal", "summary": "", "nodes": {"eq": {"op": "Equal", "data_dependent": True}},
+})
+
+
+def test_data_dependent_excludes_what_constants_and_shapes_compute():
+    on_data = helper.make_node("Equal", ["x", "c"], ["y"])
+    shape = helper.make_node("Shape", ["x"], ["s"])
+    on_shape = helper.make_node("Equal", ["s", "c"], ["y"])
+    assert find([DATA_EQUAL], model([on_data], initializers=["c"]))
+    assert not find([DATA_EQUAL], model([shape, on_shape], initializers=["c"]))
+    on_consts = helper.make_node("Equal", ["c", "c"], ["y"])
+    assert not find([DATA_EQUAL], model([on_consts], initializers=["c"]))

@@ -1,9 +1,10 @@
 """Ablations: ONNX rewrites that take one entry's trigger out of a file and keep the function it computes.
 
-A silent failure (NaN or wrong outputs) carries no log line that names its cause. The bench labels it
-by experiment instead: the pipeline that failed runs again on the ablated file. When the failure goes
-away there, it was the entry's; when it stays the same, it was not. Entries without an ablation keep
-only their log and crash evidence.
+A silent failure (NaN or wrong outputs), or a generic message (a protobuf abort, "layer X not exists"),
+carries no log line that names its cause. The bench labels it by experiment instead: the pipeline
+that failed runs again on the ablated file. When the failure goes away there, it was the entry's;
+when it stays the same, it was not. Entries without an ablation keep only their specific log and
+crash evidence.
 """
 
 from __future__ import annotations
@@ -126,6 +127,27 @@ def linear_to_conv(model: onnx.ModelProto) -> onnx.ModelProto | None:
     return out
 
 
+def scalar_second(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """A 0-d constant first operand of Add/Mul/Max/Min moves to the second slot; Pow's gets the shape [1]."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    changed = False
+    for node in out.graph.node:
+        if node.op_type not in ("Add", "Mul", "Max", "Min", "Pow") or len(node.input) != 2:
+            continue
+        c = _constant(out, node.input[0])
+        if c is None or c.ndim != 0:
+            continue
+        if node.op_type == "Pow":
+            t = numpy_helper.from_array(c.reshape(1), node.input[0] + "_ablated_1d")
+            out.graph.initializer.append(t)
+            node.input[0] = t.name
+        else:
+            node.input[0], node.input[1] = node.input[1], node.input[0]
+        changed = True
+    return out if changed else None
+
+
 def opset17(model: onnx.ModelProto) -> onnx.ModelProto | None:
     """Opset 18 or later -> 17 with onnx's version converter: the Reduce ops' axes become attributes."""
     version = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
@@ -147,13 +169,14 @@ def opset17(model: onnx.ModelProto) -> onnx.ModelProto | None:
 class Ablation:
     name: str
     rewrite: Callable[[onnx.ModelProto], onnx.ModelProto | None]  # None: nothing to take out
-    pipelines: tuple[str, ...]  # the pipelines whose silent failures it can attribute
+    pipelines: tuple[str, ...]  # the pipelines whose failures it can attribute
 
 
 # Entry slug -> its ablation. Optional: an entry without one is labelled by its log and crash evidence.
 ABLATIONS = {
     "ncnn-onnx2ncnn-layernorm": Ablation("pow-to-mul", pow_to_mul, ("onnx2ncnn", "pnnx")),
     "ncnn-onnx2ncnn-linear-on-4d": Ablation("linear-to-conv", linear_to_conv, ("onnx2ncnn", "pnnx")),
+    "ncnn-onnx2ncnn-scalar-first-operand": Ablation("scalar-second", scalar_second, ("onnx2ncnn",)),
     "pnnx-opset18-reduce-axes": Ablation("opset17", opset17, ("pnnx",)),
     "mnn-reducel2-opset18": Ablation("opset17", opset17, ("mnn", "mnn-session")),
 }

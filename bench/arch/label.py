@@ -476,7 +476,7 @@ def _ablations_key() -> str:
 
 
 def ablate_file(f: File, ev: dict, onnx2ncnn: Path | None, work_root: Path) -> dict:
-    """Which entries' triggers cause the silent failures (NaN, mismatch) of this file's pipelines.
+    """Which entries' triggers cause the failures (NaN, mismatch, crash, error) of this file's pipelines.
 
     For each such pipeline, the ablations (ablate.ABLATIONS) that apply to the file take every trigger
     out at once ("clean"); then each trigger alone is put back (all the other ablations applied). An entry
@@ -506,7 +506,7 @@ def ablate_file(f: File, ev: dict, onnx2ncnn: Path | None, work_root: Path) -> d
 
     for pipeline in dict.fromkeys(p for a in ABLATIONS.values() for p in a.pipelines):
         failure = ev.get(pipeline, {}).get("outcome")
-        if failure not in ("nan", "mismatch"):
+        if failure not in ("nan", "mismatch", "crash", "error"):
             continue
         applicable = []
         for slug, a in ABLATIONS.items():
@@ -531,8 +531,10 @@ def ablate_file(f: File, ev: dict, onnx2ncnn: Path | None, work_root: Path) -> d
             others = [s for s in applicable if s != slug]
             only = run(apply(others), f"only-{ABLATIONS[slug].name}", pipeline) if others else ev[pipeline]
             entry = out.setdefault(slug, {"rewrite": ABLATIONS[slug].name, "pipelines": {}})
-            entry.setdefault("pipelines", {})[pipeline] = {"clean": clean["outcome"], "trigger_only": only["outcome"],
-                                                           "with": [ABLATIONS[s].name for s in others]}
+            entry.setdefault("pipelines", {})[pipeline] = {
+                "clean": clean["outcome"], "trigger_only": only["outcome"], "with": [ABLATIONS[s].name for s in others],
+                "clean_excerpt": clean.get("excerpt", ""), "trigger_only_excerpt": only.get("excerpt", ""),
+                "clean_signal": clean.get("signal"), "trigger_only_signal": only.get("signal")}
     return out
 
 
@@ -644,7 +646,7 @@ def signature_hits(entry, pipelines: dict[str, dict], ablations: dict | None = N
         before = pipelines.get("mnn", {}).get("excerpt", "") if name.startswith("mnn-") else ""
         own = bool(evidence(entry, f"{before}\n{excerpt}"))
         ablated = ((ablations or {}).get(entry.slug) or {}).get("pipelines", {}).get(name, {})
-        # the failure goes away with every known trigger out, and comes back with this one alone
+        # a silent failure: it goes away with every known trigger out, and comes back with this one alone
         gone = ablated.get("clean") == "ok" and ablated.get("trigger_only") == ev["outcome"]
         for sig in meta.signatures:
             hit = None
@@ -652,9 +654,15 @@ def signature_hits(entry, pipelines: dict[str, dict], ablations: dict | None = N
                 hit = next((ln for ln in excerpt.splitlines() if sig.regex().search(ln)), None)
                 msg = index.get(sig.message or "")
                 specific = not sig.message or (msg is not None and not msg.generic)
-                hit = hit if (specific or own) else None
+                # a generic message: it goes away with every known trigger out, and comes back with this one
+                moved = bool(ablated) and not sig.regex().search(ablated.get("clean_excerpt", "")) \
+                    and bool(sig.regex().search(ablated.get("trigger_only_excerpt", "")))
+                hit = hit if (specific or own or moved) else None
+                hit = hit and hit + ("" if specific or own else f"; not without the trigger ({ablations[entry.slug]['rewrite']})")
             elif sig.kind == "crash" and ev.get("signal") and sig.regex().search(ev["signal"]):
-                hit = f"killed by {ev['signal']}" if own else None
+                moved = bool(ablated) and ablated.get("clean_signal") != ev["signal"] \
+                    and ablated.get("trigger_only_signal") == ev["signal"]
+                hit = f"killed by {ev['signal']}" if (own or moved) else None
             elif sig.kind in ("nan", "mismatch") and ev["outcome"] == sig.kind and (own or gone):
                 hit = ev.get("compare", "NaN outputs" if sig.kind == "nan" else "outputs differ")
                 hit += "" if own else f"; ok without the trigger ({ablations[entry.slug]['rewrite']})"
