@@ -75,18 +75,57 @@ def prepare(entry: Entry, timeout: float = 600) -> Artifacts:
     return _memo[final]
 
 
+BATCH = 6  # entries exported by one prefetch process: torch loads once per batch, checks start early
+
+
 def prefetch(entries: list[Entry]) -> None:
-    """Export the entries one after another in the background, while the checks of earlier ones run:
-    the torch import of the next export overlaps the engine work on the other core."""
+    """Export the entries in the background, a few per process, while the checks of earlier ones run
+    on the other core. A check that needs an entry of the batch under way waits for that batch."""
 
     def work():
-        for e in entries:
+        # the first alone, so the first checks start as soon as they would without batches
+        for batch in [entries[:1]] + [entries[i:i + BATCH] for i in range(1, len(entries), BATCH)]:
+            finals = [paths.state("cache") / e.slug / _key(e) for e in batch]
+            locks = [_locks[f] for f in dict.fromkeys(finals)]
+            for lock in locks:
+                lock.acquire()
             try:
-                prepare(e)
-            except Exception:  # noqa: BLE001 -- the check that needs it reports it
+                _export_batch([(e, f) for e, f in zip(batch, finals)
+                               if f not in _memo and not (f / "manifest.json").is_file()])
+            except Exception:  # noqa: BLE001 -- prepare() below exports each one alone
                 pass
+            finally:
+                for lock in locks:
+                    lock.release()
+            for e in batch:
+                try:
+                    prepare(e)
+                except Exception:  # noqa: BLE001 -- the check that needs it reports it
+                    pass
 
     threading.Thread(target=work, name="kb-prefetch", daemon=True).start()
+
+
+def _export_batch(todo: list[tuple[Entry, Path]], timeout: float = 1800) -> None:
+    """Export several entries in one child; each lands in its cache folder only when it succeeded."""
+    if not todo:
+        return
+    jobs = []
+    for e, final in todo:
+        tmp = final.with_name(f"{final.name}.tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        jobs.append((final, tmp))
+    child.run_function("torch export", "kb.export:export_entries", timeout=timeout,
+                       jobs=[[str(e.repro), str(tmp)] for (e, _), (_, tmp) in zip(todo, jobs)],
+                       shown=f"export of {len(todo)} reproducers")
+    for final, tmp in jobs:
+        if (tmp / "manifest.json").is_file() and not (tmp / "failed.txt").exists():
+            try:
+                tmp.rename(final)
+            except OSError:  # another worker finished first; its copy is as good
+                pass
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _prepare(entry: Entry, final: Path, timeout: float, retry: bool = True) -> Artifacts:

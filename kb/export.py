@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,24 @@ def export_entry(repro: str, out: str) -> dict:
         manifest[case.name] = item
     (outdir / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def export_entries(jobs: list[list[str]]) -> None:
+    """export_entry for each [repro, out], in one process: torch and its exporters load once. Each entry
+    starts from the RNG state a fresh process has, so it exports what it would alone; one that fails
+    leaves `out/failed.txt` and the others go on."""
+    import traceback
+
+    import torch
+
+    seed = torch.initial_seed()
+    for repro, out in jobs:
+        torch.manual_seed(seed)
+        try:
+            export_entry(repro, out)
+        except Exception:  # noqa: BLE001 -- reported per entry; kb.artifacts exports it alone again
+            (Path(out) / "failed.txt").write_text(traceback.format_exc()[-4000:])
+        sys.stdout.flush()
 
 
 def _simplify(path: Path) -> None:
