@@ -78,16 +78,11 @@ def export_entry(repro: str, out: str) -> dict:
 
 
 def export_entries(jobs: list[list[str]]) -> None:
-    """export_entry for each [repro, out], in one process: torch and its exporters load once. Each entry
-    starts from the RNG state a fresh process has, so it exports what it would alone; one that fails
-    leaves `out/failed.txt` and the others go on."""
+    """export_entry for each [repro, out], in one process: torch and its exporters load once. One that
+    fails leaves `out/failed.txt` and the others go on."""
     import traceback
 
-    import torch
-
-    seed = torch.initial_seed()
     for repro, out in jobs:
-        torch.manual_seed(seed)
         try:
             export_entry(repro, out)
         except Exception:  # noqa: BLE001 -- reported per entry; kb.artifacts exports it alone again

@@ -195,3 +195,28 @@ def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(f
     assert p.returncode == 0 and "1 records made with other versions of a needed engine" in p.stderr
     accepted = yaml.safe_load((folder / "expected.yaml").read_text())
     assert accepted["standard-ops"][here["onnxruntime"]]["verdict"] == "works"
+
+
+def test_a_batch_export_gives_what_each_export_alone_gives_and_a_failure_stays_its_own(tmp_path):
+    """kb.export.export_entries: one torch process for several reproducers, each as if alone."""
+    from kb import child
+
+    good = [FIXTURES / "repros" / s / "repro.py" for s in ("fake-pow-nan", "fake-silu-guard")]
+    broken = tmp_path / "broken.py"
+    broken.write_text("def cases():\n    raise RuntimeError('no model here')\n")
+    outs = {n: tmp_path / n for n in ("a", "b", "broken", "alone")}
+    for d in outs.values():
+        d.mkdir()
+    jobs = [[str(good[0]), str(outs["a"])], [str(broken), str(outs["broken"])], [str(good[1]), str(outs["b"])]]
+    step = child.run_function("batch", "kb.export:export_entries", jobs=jobs, timeout=600)
+    assert step.ok, step.output[-2000:]
+    assert "no model here" in (outs["broken"] / "failed.txt").read_text()
+    assert (outs["b"] / "manifest.json").is_file()  # the entry after the failure was still exported
+    step = child.run_function("alone", "kb.export:export_entry", repro=str(good[1]), out=str(outs["alone"]), timeout=600)
+    assert step.ok, step.output[-2000:]
+    import numpy as np
+
+    assert (outs["b"] / "manifest.json").read_text() == (outs["alone"] / "manifest.json").read_text()
+    for f in sorted(outs["alone"].glob("*.npz")):  # seeded reproducers: the same inputs and references
+        with np.load(f) as alone, np.load(outs["b"] / f.name) as batched:
+            assert all(np.array_equal(alone[k], batched[k]) for k in alone.files), f.name
