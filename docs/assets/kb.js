@@ -1,7 +1,31 @@
-/* The site's two behaviours: a copy-link button on every section heading of a page, and the
- * engine / tag / status filters of the home page's entry table (status: overall or per engine). No dependencies, no network. */
+/* The site's three behaviours: a copy-link button on every section heading of a page, the
+ * engine / tag / status filters of the home page's entry table (status: overall or per engine), and
+ * pasted log lines made safe for search. No dependencies, no network. */
 (function () {
   "use strict";
+
+  /* Search runs lunr in a worker, which reads `word:` as a field name, a leading `-` as "must not
+   * contain" and `^ ~ *` as operators. Engine logs are full of them ("These Op Not Support:
+   * ONNX::TopK", "failed with -1"), and a query holding one matches the wrong pages or none. The
+   * index splits on these characters anyway, so the query loses nothing when they become spaces.
+   * Material then makes every word a prefix ("Op" finds "opset", "operand", "ops" in titles, which
+   * outweigh the line itself): words of a pasted line are whole words (`~0`: exactly this one), only
+   * the last, still being typed, stays a prefix. Chinese words are left to Material's segmenter. */
+  function plainQuery(text) {
+    var words = text.replace(/[:^~*]+/g, " ").replace(/(^|\s)[+\-]+/g, "$1").trim().split(/\s+/);
+    return words.map(function (w, i) {
+      return i < words.length - 1 && /^[\x21-\x7E]+$/.test(w) && !/"/.test(w) ? w + "~0" : w;
+    }).join(" ");
+  }
+  if (window.Worker && !Worker.prototype.__kbPlainQuery) {
+    var post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (message) {
+      if (message && message.type === 2 && typeof message.data === "string")  /* 2: a search query */
+        message = { type: message.type, data: plainQuery(message.data) };
+      return post.apply(this, [message].concat(Array.prototype.slice.call(arguments, 1)));
+    };
+    Worker.prototype.__kbPlainQuery = true;
+  }
 
   var ICON = '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true"><path fill="currentColor" ' +
     'd="M10.6 13.4a1 1 0 0 1 0-1.4l3.5-3.5a1 1 0 1 1 1.4 1.4L12 13.4a1 1 0 0 1-1.4 0zM7.8 19.1a3.5 3.5 0 0 1-2.5-6' +
