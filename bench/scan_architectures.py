@@ -280,13 +280,23 @@ def _evidence(labels: dict, name: str) -> tuple[dict, dict]:
     return item["pipelines"], item.get("ablations", {})
 
 
+_CHECKS: dict = {}
+
+
+def _checks(entry) -> dict:
+    """An entry's declared checks, loaded once per run."""
+    from kb.checks import load_checks
+
+    if entry.slug not in _CHECKS:
+        _CHECKS[entry.slug] = load_checks(entry).items
+    return _CHECKS[entry.slug]
+
+
 def _pattern_scope(entry, found: list[str], scope: list[str]) -> list[str]:
     """The pipelines that the matched trigger patterns' own bug checks measure (a pattern names its checks;
     one that names none is measured by every engine of the entry): a pipeline another engine converts with
     can neither confirm nor refute that pattern."""
-    from kb.checks import load_checks
-
-    checks = load_checks(entry).items
+    checks = _checks(entry)
     names = {x.split(":")[0] for x in found}
     engines: set[str] = set()
     for t in entry.meta.trigger:
