@@ -10,6 +10,7 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from kb import paths, versions
 from kb import child
@@ -27,11 +28,18 @@ class PreparationFailed(Exception):
 class Artifacts:
     dir: Path
     manifest: dict
+    visit: Callable[[str], None] | None = None  # called with each case a check touches (kb.harness)
 
     def case(self, name: str) -> dict:
         if name not in self.manifest:
             raise KeyError(f"the reproducer has no case {name!r} (it has {sorted(self.manifest)})")
+        if self.visit:
+            self.visit(name)
         return self.manifest[name]
+
+    def original(self, name: str) -> str:
+        """The case whose torch output `name`'s engine output must match: the one it rewrites, or itself."""
+        return self.manifest[name].get("rewrites") or name
 
     def onnx(self, name: str) -> Path:
         return self.dir / self.case(name)["onnx"]
@@ -44,15 +52,26 @@ class Artifacts:
         self.case(name)
         return Outputs.load(name, self.dir / f"{name}.reference.npz", "torch")
 
+    def torch_outputs(self, name: str) -> Outputs:
+        """The reference without visiting: for the harness's own comparisons."""
+        return Outputs.load(name, self.dir / f"{name}.reference.npz", "torch")
+
     def torchscript(self, name: str) -> Path:
         return self.dir / self.case(name)["torchscript"]
+
+
+# Everything the export path runs: the exporters (dynamo's onnxscript), onnxsim, onnxruntime's
+# quantizer and numpy's savez; and kb's own code on that path. A change to any of them re-exports.
+EXPORT_PACKAGES = ("torch", "onnx", "onnxscript", "onnxsim", "onnxruntime", "numpy")
+EXPORT_CODE = ("export.py", "workers/onnxruntime.py")
 
 
 def _key(entry: Entry) -> str:
     h = hashlib.sha256()
     h.update(entry.repro.read_bytes())
-    h.update((Path(__file__).parent / "export.py").read_bytes())
-    for pkg in ("torch", "onnx"):
+    for name in EXPORT_CODE:
+        h.update((Path(__file__).parent / name).read_bytes())
+    for pkg in EXPORT_PACKAGES:
         h.update(f"{pkg}={versions.of(pkg)}".encode())
     return h.hexdigest()[:16]
 

@@ -1,6 +1,7 @@
 """Declaring an entry's checks: what each check runs, and what counts as the bug or the workaround.
 
-An entry's test_checks.py declares them with `checks.bug(...)` / `checks.workaround(...)`. This module
+An entry's test_checks.py declares them with `checks.bug`, `checks.variants`, `checks.control` and
+`checks.workaround` (the kinds are kb.verdicts.CheckKind). This module
 imports no engine driver: pytest collection, the site and scan read declarations without running
 anything. kb.harness runs them.
 """
@@ -15,12 +16,13 @@ from typing import Callable
 from kb.engines import ENGINES
 from kb.entries import Entry, load_entry
 from kb.errors import KBError
+from kb.verdicts import CheckKind
 
 
 @dataclass(frozen=True)
 class Check:
     name: str
-    kind: str  # "bug" or "workaround"
+    kind: CheckKind
     engine: str
     fn: Callable
     signatures: tuple[str, ...] = ()  # for bugs: what counts as "reproduces"
@@ -50,11 +52,17 @@ class Checks:
         return fn
 
     def bug(self, engine: str, signatures: list[str], *, needs=(), **tolerances):
-        return lambda fn: self._add(fn, kind="bug", engine=engine, signatures=tuple(signatures),
+        return lambda fn: self._add(fn, kind=CheckKind.BUG, engine=engine, signatures=tuple(signatures),
                                     needs=tuple(needs), **tolerances)
 
+    def control(self, engine: str, *, needs=(), **tolerances):
+        """A model without the trigger on the same engine path: it must run and match torch. It shows the
+        trigger is what fails; it never counts toward "fixed"."""
+        return lambda fn: self._add(fn, kind=CheckKind.CONTROL, engine=engine, needs=tuple(needs), **tolerances)
+
     def workaround(self, engine: str, workaround: str, *, needs=(), **tolerances):
-        return lambda fn: self._add(fn, kind="workaround", engine=engine, workaround=workaround,
+        """Judged against the ORIGINAL model's torch output: a rewrite case declares `rewrites=`."""
+        return lambda fn: self._add(fn, kind=CheckKind.WORKAROUND, engine=engine, workaround=workaround,
                                     needs=tuple(needs), **tolerances)
 
     def variants(self, engine: str, signatures: list[str], cases: list[str], *, needs=(), **tolerances):
@@ -64,7 +72,7 @@ class Checks:
         def add(fn: Callable) -> Callable:
             for case in cases:
                 name = f"variant-{case}"
-                self.items[name] = Check(name=name, kind="bug", engine=engine, signatures=tuple(signatures),
+                self.items[name] = Check(name=name, kind=CheckKind.VARIANT, engine=engine, signatures=tuple(signatures),
                                          needs=tuple(needs), fn=lambda s, case=case: fn(s, case), variant=case,
                                          doc=f"Variant {case!r}: {(fn.__doc__ or '').strip()}".strip(": "),
                                          **tolerances)
@@ -86,6 +94,8 @@ class Checks:
             for e in c.engines:
                 if e not in ENGINES:
                     raise KBError(entry.test, f"check {c.name!r} names unknown engine {e!r}")
+        if not any(c.kind == CheckKind.BUG for c in self.items.values()):
+            raise KBError(entry.test, "declares no `checks.bug(...)`: an entry's status comes from its bug checks")
         for p in entry.meta.trigger:
             for name in p.checks:
                 if name not in self.items:

@@ -96,13 +96,13 @@ def check(
                 store.append(rec)
             records.append(rec)
             a = expectations.assess(rec, expectations.load(e.expected))
-            changed += a.status in ("changed", "new", "error")
+            changed += a.status.needs_review
             if not as_json:
                 style = VERDICT_STYLE[rec.verdict]
                 mark = {"expected": "", "skipped": ""}.get(a.status, f"  <- {a.status.upper()}")
                 progress.console.print(f"[{style}]{rec.verdict:>10}[/] {escape(e.slug)} / {escape(c.name)} "
                                        f"({rec.engine} {rec.engine_version}){mark}")
-                if a.status in ("changed", "new", "error") or rec.verdict == V.SKIPPED:
+                if a.status.needs_review or rec.verdict == V.SKIPPED:
                     progress.console.print(f"           {a.message}", style="dim", highlight=False, markup=False)
             progress.advance(task)
     if as_json:

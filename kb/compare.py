@@ -31,6 +31,7 @@ class Comparison:
     close: bool
     metrics: Metrics
     note: str
+    shape_differs: bool = False  # an output's shape is not the reference's (unit axes aside)
 
     def describe(self) -> str:
         m = self.metrics
@@ -50,18 +51,18 @@ def compare(got: Outputs, reference: Outputs, atol: float, rtol: float, range_to
     """Elementwise allclose(atol, rtol); or, with `range_tol` (for quantized models), the largest
     difference must stay within that fraction of the reference's largest magnitude, per output."""
     metrics = Metrics(atol=atol, rtol=rtol, range_tol=range_tol)
-    close, notes = True, []
+    close, notes, shape_differs = True, [], False
     for name, ref in reference.arrays.items():
         out = got.arrays.get(name)
         if out is None:
-            return Comparison(got, reference, False, metrics, f"output {name!r} is missing")
+            return Comparison(got, reference, False, metrics, f"output {name!r} is missing", True)
         ref = ref.astype(np.float64)
         out = np.asarray(out, dtype=np.float64)
-        if out.size == ref.size and out.shape != ref.shape:
-            out = out.reshape(ref.shape)  # engines may drop or add unit dimensions
+        if out.shape != ref.shape and _squeezed(out.shape) == _squeezed(ref.shape):
+            out = out.reshape(ref.shape)  # ncnn drops the batch axis, MNN may keep unit axes: only those
         if out.shape != ref.shape:
             notes.append(f"output {name!r} has shape {list(out.shape)}, expected {list(ref.shape)}")
-            close = False
+            close, shape_differs = False, True
             continue
         metrics.nan += int(np.count_nonzero(~np.isfinite(out)))
         metrics.total += out.size
@@ -78,4 +79,8 @@ def compare(got: Outputs, reference: Outputs, atol: float, rtol: float, range_to
                 close = False
         elif not np.allclose(out, ref, atol=atol, rtol=rtol, equal_nan=False):
             close = False
-    return Comparison(got, reference, close, metrics, "; ".join(notes))
+    return Comparison(got, reference, close, metrics, "; ".join(notes), shape_differs)
+
+
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kb.errors import KBError
 from kb.records import Record
 from kb.verdicts import Verdict
-from kb.verdicts import NEVER_ACCEPTED, NO_OBSERVATION, Verdict as V
+from kb.verdicts import NEVER_ACCEPTED, NO_OBSERVATION, Assessment as A, Verdict as V
 from kb.versions import version_key
 
 HEADER = ("# Accepted observations: check -> engine version -> verdict.\n"
@@ -55,12 +55,16 @@ class Expected:
 
 
 def lookup(table: Table, check: str, version: str) -> Expected | None:
-    """The expectation for `version`: its own, else the nearest older accepted one, else the oldest."""
+    """The expectation accepted for exactly `version`. Another version's verdict is never this one's."""
+    per = table.get(check) or {}
+    return Expected(version, per[version]) if version in per else None
+
+
+def nearest(table: Table, check: str, version: str) -> Expected | None:
+    """The accepted expectation of the nearest older version (else the oldest): only to say what moved."""
     per = table.get(check)
     if not per:
         return None
-    if version in per:
-        return Expected(version, per[version])
     known = sorted(per, key=version_key)
     older = [v for v in known if version_key(v) < version_key(version)]
     v = older[-1] if older else known[0]
@@ -89,7 +93,7 @@ def accept(path: Path, records: list[Record]) -> int:
 
 @dataclass
 class Assessment:
-    status: str  # "expected", "changed", "new", "skipped" or "error"
+    status: A
     message: str
 
 
@@ -97,22 +101,38 @@ def assess(rec: Record, table: Table) -> Assessment:
     """Compare one observation with the accepted knowledge, in words a user can act on."""
     where = f"{rec.engine} {rec.engine_version}"
     if rec.verdict in NEVER_ACCEPTED:
-        return Assessment("skipped" if rec.verdict in NO_OBSERVATION else "error", f"{rec.entry}/{rec.check}: {rec.detail}")
+        return Assessment(A.SKIPPED if rec.verdict in NO_OBSERVATION else A.ERROR, f"{rec.entry}/{rec.check}: {rec.detail}")
     seen = rec.verdict + (f" [{rec.signature}]" if rec.signature else "")
     accept = f"If this is right, record it: kb accept {rec.entry} --check {rec.check}"
     got = lookup(table, rec.check, rec.engine_version)
     if got is None:
-        return Assessment("new", f"NEW: no accepted result for {rec.entry}/{rec.check}; "
-                                 f"observed {seen} on {where}: {rec.detail}\n{accept}")
+        near = nearest(table, rec.check, rec.engine_version)
+        if near is None:
+            return Assessment(A.NEW, f"NEW: no accepted result for {rec.entry}/{rec.check}; "
+                                     f"observed {seen} on {where}: {rec.detail}\n{accept}")
+        change = _change(near.exp, rec)
+        was = near.exp.verdict + (f" [{near.exp.signature}]" if near.exp.signature else "")
+        move = "the same as" if change is None else f"{change} against"
+        return Assessment(A.NEW, f"NEW VERSION: nothing accepted for {rec.entry}/{rec.check} on {where}; "
+                                 f"observed {seen}, {move} {was} on {rec.engine} {near.version}: {rec.detail}\n{accept}")
     exp = got.exp
-    if (exp.verdict, exp.signature, exp.fingerprint) == (rec.verdict, rec.signature, rec.fingerprint):
-        return Assessment("expected", f"{seen} on {where}, as accepted: {rec.detail}")
-    change = _CHANGES.get((exp.verdict, rec.verdict), "CHANGED")
+    change = _change(exp, rec)
+    if change is None:
+        return Assessment(A.EXPECTED, f"{seen} on {where}, as accepted: {rec.detail}")
     was = exp.verdict + (f" [{exp.signature}]" if exp.signature else "")
-    if exp.verdict == rec.verdict and exp.fingerprint != rec.fingerprint:
-        change, was = "FAILS DIFFERENTLY", f"{was} ({exp.fingerprint})"
-    return Assessment("changed", f"{change}: {rec.entry}/{rec.check} was {was} on {rec.engine} {got.version} "
+    if change == "FAILS DIFFERENTLY":
+        was = f"{was} ({exp.fingerprint})"
+    return Assessment(A.CHANGED, f"{change}: {rec.entry}/{rec.check} was {was} on {rec.engine} {got.version} "
                                  f"(accepted {exp.observed}), now {seen} on {where}: {rec.detail}\n{accept}")
+
+
+def _change(exp: Expectation, rec: Record) -> str | None:
+    """None when the record is what was accepted; else the change, in the words pytest prints."""
+    if (exp.verdict, exp.signature, exp.fingerprint) == (rec.verdict, rec.signature, rec.fingerprint):
+        return None
+    if exp.verdict == rec.verdict and exp.signature == rec.signature:
+        return "FAILS DIFFERENTLY"
+    return _CHANGES.get((exp.verdict, rec.verdict), "CHANGED")
 
 
 _CHANGES = {

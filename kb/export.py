@@ -26,6 +26,9 @@ class Case:
     opset: int = 13
     dynamo: bool = field(kw_only=True)  # required: torch 2.13's default exporter (dynamo) rewrites graphs
     trigger: bool = True  # False for control models, which must NOT contain the trigger pattern
+    # A workaround's model: the name of the case it rewrites. It must be fed the same inputs, and its
+    # engine output is judged against THAT case's torch output, so a rewrite that changes results is broken.
+    rewrites: str | None = None
     # A variant (yielded by variants()) has no label: the engine run decides whether it is affected,
     # and the entry's contract compares that with the trigger pattern.
     variant: bool = False
@@ -66,6 +69,7 @@ def export_entry(repro: str, out: str) -> dict:
             _quantize(onnx_path, outdir / f"{case.name}.inputs.npz", dict(case.quantize))
         item = {"onnx": onnx_path.name, "trigger": None if case.variant else case.trigger, "variant": case.variant,
                 "opset": case.opset, "dynamo": case.dynamo, "quantize": case.quantize,
+                "rewrites": case.rewrites,
                 "inputs": {n: list(t.shape) for n, t in zip(case.input_names, case.inputs)},
                 "outputs": case.output_names}
         if case.torchscript:
@@ -73,8 +77,25 @@ def export_entry(repro: str, out: str) -> dict:
                 torch.jit.trace(model, case.inputs).save(str(outdir / f"{case.name}.pt"))
             item["torchscript"] = f"{case.name}.pt"
         manifest[case.name] = item
+    _check_rewrites(manifest, outdir)
     (outdir / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def _check_rewrites(manifest: dict, outdir: Path) -> None:
+    """A rewrite is fed exactly the original's inputs: otherwise its outputs say nothing about the original."""
+    import numpy as np
+
+    for name, item in manifest.items():
+        orig = item["rewrites"]
+        if orig is None:
+            continue
+        if orig not in manifest or manifest[orig]["rewrites"]:
+            raise ValueError(f"case {name!r} rewrites {orig!r}, which is not an original case of this reproducer")
+        with np.load(outdir / f"{name}.inputs.npz") as a, np.load(outdir / f"{orig}.inputs.npz") as b:
+            same = sorted(a.files) == sorted(b.files) and all(np.array_equal(a[k], b[k]) for k in a.files)
+        if not same:
+            raise ValueError(f"case {name!r} rewrites {orig!r} but is fed other inputs: give it the same tensors")
 
 
 def export_entries(jobs: list[list[str]]) -> None:

@@ -6,6 +6,8 @@ is importable from here too, as entries have always imported it.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -22,7 +24,11 @@ from kb.errors import KBError
 from kb.judge import Evidence, excerpt, judge
 from kb.pattern import find
 from kb.records import Record, StepSummary
-from kb.verdicts import Verdict
+from kb.verdicts import CheckKind, Verdict
+
+
+class RewriteDiffers(Exception):
+    """A workaround's rewrite already gives other results than the original in torch: no engine is run."""
 
 
 @dataclass
@@ -87,6 +93,8 @@ def run_check(entry: Entry, check: Check) -> Record:
         arts = prepare(entry)
     except PreparationFailed as e:
         return record(Verdict.ERROR, str(e))
+    if check.kind == CheckKind.WORKAROUND:
+        arts = dataclasses.replace(arts, visit=_rewrite_guard(entry, check, arts))
     with tempfile.TemporaryDirectory(prefix=f"kb-{entry.slug}-") as tmp:
         session = Session(entry, arts, Path(tmp))
         failed = None
@@ -94,10 +102,12 @@ def run_check(entry: Entry, check: Check) -> Record:
         try:
             got = check.fn(session)
             if got is not None:
-                got, ref = got if isinstance(got, tuple) else (got, arts.reference(got.case))
+                got, ref = got if isinstance(got, tuple) else (got, _reference(check, arts, got.case))
                 comparison = compare(got, ref, check.atol, check.rtol, check.range_tol)
         except StepFailed as e:
             failed = e.step
+        except RewriteDiffers as e:
+            return record(Verdict.BROKEN, str(e), fingerprint="the rewrite differs from the original in torch")
         except PreparationFailed as e:
             return record(Verdict.ERROR, str(e))
         except Exception as e:  # a bug in the check itself: say where, without a traceback
@@ -107,5 +117,45 @@ def run_check(entry: Entry, check: Check) -> Record:
                                                      "nothing was judged: return the engine's outputs, e.g. "
                                                      "`return s.mnn.run(...)`")))
         ev = Evidence(session.steps, failed, comparison)
-        j = judge(check.kind, list(check.signatures), entry.meta, ev)
+        j = judge(check.kind, list(check.signatures), entry.meta, ev, generic_messages(entry.dir.parent.parent))
         return record(j.verdict, j.detail, j.signature, ev, j.fingerprint)
+
+
+def _reference(check: Check, arts: Artifacts, case: str) -> Outputs:
+    """Workarounds are judged against the original model's torch output, never their own."""
+    if check.kind != CheckKind.WORKAROUND or arts.original(case) == case:
+        return arts.torch_outputs(case)
+    orig = arts.torch_outputs(arts.original(case))
+    return Outputs(case, orig.arrays, f"torch (original case {orig.case!r})")
+
+
+def _rewrite_guard(entry: Entry, check: Check, arts: Artifacts):
+    """Before an engine touches a workaround's case, check that case against the original in torch."""
+    done: set[str] = set()
+
+    def visit(case: str) -> None:
+        if case in done:
+            return
+        done.add(case)
+        item = arts.manifest[case]
+        if not item.get("rewrites"):
+            if item.get("trigger") is False:  # a model without the trigger that claims to replace nothing
+                raise PreparationFailed(str(KBError(entry.repro, f"workaround check {check.name!r} runs case "
+                                                    f"{case!r}, which has no trigger and rewrites nothing: declare "
+                                                    "the case it replaces, Case(..., rewrites='<original>')")))
+            return
+        c = compare(arts.torch_outputs(case), arts.torch_outputs(item["rewrites"]), check.atol, check.rtol,
+                    check.range_tol)
+        if not c.close:
+            raise RewriteDiffers(f"the rewrite {case!r} already differs from the original "
+                                 f"{item['rewrites']!r} in torch, before any engine: {c.describe()}")
+
+    return visit
+
+
+@functools.cache
+def generic_messages(root: Path) -> frozenset[str]:
+    """Ids of the messages printed for many causes: their lines reproduce an entry only with its evidence."""
+    from kb import messages
+
+    return frozenset(m.id for m in messages.load_all(root).values() if m.generic)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from kb.child import StepResult
 from kb.compare import Comparison
 from kb.schema import EntryMeta, Signature
-from kb.verdicts import Verdict as V
+from kb.verdicts import CheckKind, Verdict as V
 
 ERRORISH = re.compile(r"error|not support|exception|fail|abort|segmentation|can't|cannot|not exist|nan\b",
                       re.IGNORECASE)
@@ -30,21 +30,29 @@ class Judgement:
     fingerprint: str | None = None
 
 
-def seen(sig: Signature, ev: Evidence) -> str | None:
-    """The evidence of `sig` in `ev`, as one line, or None."""
+def seen(sig: Signature, ev: Evidence, generic: bool = False) -> str | None:
+    """The evidence of `sig` in `ev`, as one line, or None. The measurement decides: a line or a signal
+    counts only where the check failed the way the signature says, never beside a correct result."""
+    c = ev.comparison
+    wrong = ev.failed is not None or (c is not None and not c.close)  # the measurement shows a failure
     if sig.kind == "log":
+        if not wrong or (generic and not sig.evidence):
+            return None  # a warning beside a correct output; a generic line that names no cause
+        if sig.evidence and not _evidence(sig, ev):
+            return None  # the message is printed for many causes: the entry's own evidence must be there too
         rx = sig.regex()
-        for step in ev.steps:
+        steps = ev.steps[: ev.steps.index(ev.failed) + 1] if ev.failed in ev.steps else ev.steps
+        for step in steps:  # up to the step that stopped the check: a later step's line is not this failure
             for line in step.output.splitlines():
                 if rx.search(line):
                     return f"{step.name}: {line.strip()}"
     elif sig.kind == "crash":
-        rx = sig.regex()
-        for step in ev.steps:
-            if step.signal and rx.search(step.signal):
-                return f"{step.name}: killed by {step.signal}"
-    elif ev.comparison is not None:
-        c = ev.comparison
+        step = ev.failed
+        if step is not None and step.signal and sig.regex().search(step.signal) and _in_step(sig, step):
+            if sig.evidence and not _evidence(sig, ev):
+                return None
+            return f"{step.name}: killed by {step.signal}"
+    elif c is not None and ev.failed is None and not c.shape_differs:
         if sig.kind == "nan" and c.metrics.nan:
             return c.describe()
         if sig.kind == "mismatch" and not c.close and not c.metrics.nan:
@@ -52,20 +60,38 @@ def seen(sig: Signature, ev: Evidence) -> str | None:
     return None
 
 
-def judge(kind: str, signatures: list[str], meta: EntryMeta, ev: Evidence) -> Judgement:
+def _in_step(sig: Signature, step: StepResult) -> bool:
+    return sig.step is None or step.name.split()[0].lower() == sig.step.lower()
+
+
+def _evidence(sig: Signature, ev: Evidence) -> bool:
+    from kb.messages import defined_op
+
+    whole = "\n".join(step.output for step in ev.steps)
+    for rx in sig.evidence:
+        for m in re.finditer(rx, whole):
+            if "custom_op" in m.re.groupindex and m.group("custom_op") and defined_op(m.group("custom_op")):
+                continue  # the entry is about ops ONNX does not define
+            return True
+    return False
+
+
+def judge(kind: CheckKind, signatures: list[str], meta: EntryMeta, ev: Evidence,
+          generic: frozenset[str] = frozenset()) -> Judgement:
+    """`generic`: ids of the messages printed for many causes (kb.messages), whose lines need evidence."""
     completed = ev.failed is None
     matches = completed and ev.comparison is not None and ev.comparison.close
-    if kind == "workaround":
+    if not CheckKind(kind).judged_as_bug:
         if matches:
             return Judgement(V.WORKS, None, ev.comparison.describe())
         return Judgement(V.BROKEN, None, _failure(ev), fingerprint(ev))
     for sid in signatures:
-        hit = seen(meta.signature(sid), ev)
+        sig = meta.signature(sid)
+        hit = seen(sig, ev, sig.message in generic)
         if hit:
             return Judgement(V.REPRODUCES, sid, hit)
-    if completed and (ev.comparison is None or ev.comparison.close):
-        what = ev.comparison.describe() if ev.comparison else "every step completed"
-        return Judgement(V.FIXED, None, what)
+    if matches:
+        return Judgement(V.FIXED, None, ev.comparison.describe())
     return Judgement(V.DIFFERS, None, _failure(ev), fingerprint(ev))
 
 
@@ -94,6 +120,8 @@ def fingerprint(ev: Evidence) -> str:
         fate = "timed out" if ev.failed.timed_out else ev.failed.fate()
         return f"{step}: {fate}: {line.strip()}"
     if ev.comparison is not None and not ev.comparison.close:
+        if ev.comparison.shape_differs:
+            return "output shape differs"
         return "outputs differ" if not ev.comparison.metrics.nan else "outputs contain NaN"
     return "no outputs"
 

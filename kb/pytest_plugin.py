@@ -19,11 +19,13 @@ from kb import expectations
 from kb.engines import ENGINES
 from kb.entries import PAGE, TEST
 from kb.errors import KBError
-from kb.verdicts import GOOD
+from kb.verdicts import GOOD, Assessment as A, CheckKind
 
 MARKERS = {
     **{e: f"checks that run {e}" for e in ENGINES},
     "bug": "checks that look for a known bug",
+    "variant": "checks that run a variant model (the trigger's scope)",
+    "control": "checks that run a model without the trigger",
     "workaround": "checks that verify a workaround",
 }
 
@@ -135,11 +137,11 @@ def pytest_collection_finish(session):
 
 def outcome(rec, table: expectations.Table) -> None:
     a = expectations.assess(rec, table)
-    if a.status == "skipped":
+    if a.status == A.SKIPPED:
         if os.environ.get("CI"):  # CI installs every engine: a missing one is a broken setup, not a skip
             pytest.fail(f"CI=1, but {a.message}", pytrace=False)
         pytest.skip(a.message)
-    if a.status == "expected":
+    if a.status == A.EXPECTED:
         if rec.verdict not in GOOD:
             pytest.xfail(a.message)
         return

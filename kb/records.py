@@ -17,7 +17,7 @@ from typing import Iterator, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kb import paths
-from kb.verdicts import Verdict
+from kb.verdicts import CheckKind, Verdict
 
 
 
@@ -47,7 +47,7 @@ class Record(BaseModel):
     id: str
     entry: str
     check: str
-    kind: Literal["bug", "workaround"]
+    kind: CheckKind
     engine: str
     engine_version: str
     verdict: Verdict

@@ -45,6 +45,9 @@ class Signature(Strict):
     # is not one ONNX (or onnxruntime) defines.
     evidence: list[str] = []
     evidence_summary: str = ""  # the evidence in words: what to look for in a log to confirm this entry
+    # crash: the step that must be killed (the first word of its name: mnnconvert, mnnquant, MNN, ncnn,
+    # pnnx, onnx2ncnn). A crash elsewhere is another failure.
+    step: str | None = None
 
     @field_validator("evidence")
     @classmethod
@@ -60,6 +63,8 @@ class Signature(Strict):
     def _pattern_fits_kind(self) -> Signature:
         if self.kind in ("log", "crash") and not self.pattern:
             raise ValueError(f"signature {self.id!r}: kind {self.kind} needs a pattern")
+        if self.kind == "crash" and not self.step:
+            raise ValueError(f"signature {self.id!r}: kind crash needs `step`, the step that crashes")
         if self.pattern:
             try:
                 rx = re.compile(self.pattern)

@@ -14,40 +14,65 @@ from kb import expectations, history
 from kb.checks import Check
 from kb.history import Timeline
 from kb.records import Record
-from kb.verdicts import NO_OBSERVATION, Verdict as V
+from kb.verdicts import MEASURED, NO_OBSERVATION, STATUS_LABELS, Assessment, CheckKind, Status, Verdict, Verdict as V
 from kb.versions import sort_versions, version_key
 
-# Every status an entry, an engine or a pattern can be in, with the words the site and scan use.
-STATUS_LABEL = {
-    "reproduces": "reproduces",  # a bug check sees the declared signature
-    "differs": "fails differently",  # no declared signature, but the code path still fails
-    "fixed": "fixed",  # every bug check passes
-    "workaround-works": "workaround works",  # only workaround checks ran, and they work
-    "workaround-broken": "workaround broken",
-    "changed": "changed",  # the newest record disagrees with the accepted one
-    "not-checked": "not yet checked",
-}
+STATUS_LABEL = STATUS_LABELS  # kept for the site's templates
 
 
-def summarize(verdicts: dict[str, tuple[str, str]]) -> tuple[str, str]:
-    """check -> (kind, verdict) on one version (or each check's newest): the status, and why."""
-    bug = {n: v for n, (k, v) in verdicts.items() if k == "bug" and v not in NO_OBSERVATION | {V.ERROR}}
-    fix = {n: v for n, (k, v) in verdicts.items() if k == "workaround" and v not in NO_OBSERVATION | {V.ERROR}}
+def summarize(verdicts: dict[str, tuple[CheckKind, Verdict | None]]) -> tuple[Status, str]:
+    """check -> (kind, verdict on ONE version, None if it has none there): the status there, and why.
+
+    Only bug checks decide. "fixed" needs every bug check measured on that version and passing: an error,
+    a skip or a missing result makes it "not measured". Variants and controls never count."""
+    bug = {n: v for n, (k, v) in verdicts.items() if k == CheckKind.BUG}
+    fix = {n: v for n, (k, v) in verdicts.items() if k == CheckKind.WORKAROUND and v in MEASURED}
     works = [n for n, v in fix.items() if v == V.WORKS]
     fixes = f"workaround checks: {len(works)} of {len(fix)} work" if fix else ""
     if bug:
         hits = [n for n, v in bug.items() if v == V.REPRODUCES]
+        unmeasured = [n for n, v in bug.items() if v not in MEASURED]
         odd = [n for n, v in bug.items() if v == V.DIFFERS]
         if hits:
-            state, detail = "reproduces", f"in {len(hits)} of {len(bug)} checks: {', '.join(hits)}"
+            state, detail = Status.REPRODUCES, f"in {len(hits)} of {len(bug)} bug checks: {', '.join(hits)}"
+        elif unmeasured:
+            state, detail = Status.NOT_MEASURED, f"no result from {', '.join(unmeasured)}"
         elif odd:
-            state, detail = "differs", f"fails otherwise than reported in {', '.join(odd)}"
+            state, detail = Status.DIFFERS, f"fails otherwise than reported in {', '.join(odd)}"
         else:
-            state, detail = "fixed", f"all {len(bug)} checks pass"
+            state, detail = Status.FIXED, f"all {len(bug)} bug checks pass"
         return state, "; ".join(filter(None, (detail, fixes)))
     if fix:
-        return ("workaround-works" if len(works) == len(fix) else "workaround-broken"), fixes
-    return "not-checked", "no check has been measured"
+        return (Status.WORKAROUND_WORKS if len(works) == len(fix) else Status.WORKAROUND_BROKEN), fixes
+    return Status.NOT_CHECKED, "no check has been measured"
+
+
+def on_version(checks: list[CheckStatus], version: str) -> dict[str, tuple[CheckKind, Verdict | None]]:
+    """Every check's verdict on `version` (None where it has none): what summarize() reads."""
+    return {cs.check.name: (cs.check.kind, cs.cells[version].verdict if version in cs.cells else None)
+            for cs in checks}
+
+
+def engine_summary(checks: list[CheckStatus]) -> tuple[str | None, Status, str]:
+    """One engine's status on the newest version its bug checks were measured on (else its newest)."""
+    bug = [cs for cs in checks if cs.check.kind == CheckKind.BUG]
+    versions = [v for cs in (bug or checks) for v in cs.cells]
+    if not versions:
+        return None, Status.NOT_CHECKED, "no check has been measured"
+    newest = max(versions, key=version_key)
+    if bug:
+        return newest, *summarize(on_version(checks, newest))
+    # only workarounds run this engine (another engine's bug): each one's newest verdict
+    return newest, *summarize({cs.check.name: (cs.check.kind, n[1].verdict) for cs in checks if (n := cs.newest())})
+
+
+def combine(states: list[Status]) -> Status:
+    """The entry's status from its engines': the worst news first."""
+    for s in (Status.REPRODUCES, Status.DIFFERS, Status.NOT_MEASURED, Status.WORKAROUND_BROKEN, Status.FIXED,
+              Status.WORKAROUND_WORKS):
+        if s in states:
+            return s
+    return Status.NOT_CHECKED
 
 
 @dataclass(frozen=True)
@@ -90,7 +115,7 @@ class EngineStatus:
 
 @dataclass
 class EntryStatus:
-    status: str  # key of STATUS_LABEL
+    status: Status
     engines: list[EngineStatus]
     newest_record: Record | None  # the newest real observation: its environment is shown
     observed: str | None  # date of the newest observation, record or accepted
@@ -98,7 +123,7 @@ class EntryStatus:
 
     @property
     def label(self) -> str:
-        return STATUS_LABEL[self.status]
+        return self.status.label
 
     def checks(self) -> list[CheckStatus]:
         return [c for e in self.engines for c in e.checks]
@@ -115,7 +140,7 @@ def _cell(check: str, version: str, rec: Record | None, table: expectations.Tabl
                     fingerprint=exact.fingerprint, **was)
     # "changed" only against what was accepted for this very version: a version nobody accepted
     # yet is new, not a change. The comparison itself is `kb check`'s, so the two never disagree.
-    changed = exact is not None and expectations.assess(rec, table).status == "changed"
+    changed = exact is not None and expectations.assess(rec, table).status == Assessment.CHANGED
     return Cell(rec.verdict, rec.started.date().isoformat(), rec.platform, rec.detail, "record", rec.signature,
                 fingerprint=rec.fingerprint, changed=changed, **was)
 
@@ -174,8 +199,7 @@ def derive(engines: list[str], checks: list[Check], table: expectations.Table,
         per_engine.append(EngineStatus(e, sort_versions(v for cs in mine for v in cs.cells), mine))
 
     changed = [(cs.check.name, v) for cs in statuses for v, cell in cs.cells.items() if cell.changed]
-    newest = {cs.check.name: (cs.check.kind, n[1].verdict) for cs in statuses if (n := cs.newest())}
-    status = "changed" if changed else summarize(newest)[0]
+    status = Status.CHANGED if changed else combine([engine_summary(es.checks)[1] for es in per_engine])
 
     real = [r for r in records if r.verdict not in NO_OBSERVATION]
     dates = [cell.observed for cs in statuses for cell in cs.cells.values()]

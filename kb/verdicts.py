@@ -1,5 +1,6 @@
-"""The verdict vocabulary: what one check run concluded. Records, history, status, site, scan and
-the CLI all use these names and groups, and no other."""
+"""The vocabulary: what one check run concluded (Verdict), what kind of check it was (CheckKind),
+what an entry's status is (Status) and how a run compares with the accepted knowledge (Assessment).
+Records, history, status, site, scan and the CLI use these names and groups, and no other."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from enum import StrEnum
 
 
 class Verdict(StrEnum):
-    REPRODUCES = "reproduces"  # bug check: a declared signature was seen
-    FIXED = "fixed"  # bug check: the pipeline completed and matched the reference
-    DIFFERS = "differs"  # bug check: it failed some other way (the evidence is kept)
-    WORKS = "works"  # workaround check: completed and matched
-    BROKEN = "broken"  # workaround check: did not
+    REPRODUCES = "reproduces"  # bug/variant check: the failure the entry describes was measured
+    FIXED = "fixed"  # bug/variant check: the pipeline completed and matched the reference
+    DIFFERS = "differs"  # bug/variant check: it failed some other way (the evidence is kept)
+    WORKS = "works"  # workaround/control check: completed and matched the original's reference
+    BROKEN = "broken"  # workaround/control check: did not
     SKIPPED = "skipped"  # an engine is not installed
     ERROR = "error"  # the reproducer or the check is broken, or the engine does not import
     UNAVAILABLE = "unavailable"  # a version `kb matrix` could not install
@@ -27,3 +28,62 @@ GOOD = frozenset({Verdict.FIXED, Verdict.WORKS})
 MEASURED = BAD | GOOD  # the engine ran and was judged
 NO_OBSERVATION = frozenset({Verdict.SKIPPED, Verdict.UNAVAILABLE})  # says nothing about the engine
 NEVER_ACCEPTED = NO_OBSERVATION | {Verdict.ERROR}  # `kb accept` keeps these out of expected.yaml
+
+
+class CheckKind(StrEnum):
+    """What a check is for. Only BUG checks decide whether an entry reproduces or is fixed."""
+
+    BUG = "bug"  # the reported failure, on the entry's own case
+    VARIANT = "variant"  # the same engine path on another model: its verdict labels the trigger's scope
+    CONTROL = "control"  # a model without the trigger, which must run correctly
+    WORKAROUND = "workaround"  # a rewrite or another route, judged against the original model's output
+
+    @property
+    def judged_as_bug(self) -> bool:
+        """Judged reproduces/fixed/differs; the others works/broken."""
+        return self in (CheckKind.BUG, CheckKind.VARIANT)
+
+
+class Status(StrEnum):
+    """An entry's (or an engine's) status on one version, from its BUG and WORKAROUND checks."""
+
+    REPRODUCES = "reproduces"  # a bug check measured the failure the entry describes
+    DIFFERS = "differs"  # no bug check reproduces, but one fails another way
+    FIXED = "fixed"  # every bug check ran on that version and passed
+    NOT_MEASURED = "not-measured"  # a bug check errored, was skipped or has no result on that version
+    WORKAROUND_WORKS = "workaround-works"  # only workaround checks ran, and they work
+    WORKAROUND_BROKEN = "workaround-broken"
+    CHANGED = "changed"  # maintainers only: the newest record disagrees with the accepted one
+    NOT_CHECKED = "not-checked"
+    NOT_CONCERNED = "not-concerned"  # scan: the entry concerns other engines
+
+    @property
+    def label(self) -> str:
+        return STATUS_LABELS[self]
+
+
+STATUS_LABELS = {
+    Status.REPRODUCES: "reproduces",
+    Status.DIFFERS: "fails differently",
+    Status.FIXED: "fixed",
+    Status.NOT_MEASURED: "not measured",
+    Status.WORKAROUND_WORKS: "workaround works",
+    Status.WORKAROUND_BROKEN: "workaround broken",
+    Status.CHANGED: "changed",
+    Status.NOT_CHECKED: "not yet checked",
+    Status.NOT_CONCERNED: "not concerned",
+}
+
+
+class Assessment(StrEnum):
+    """A run against the accepted knowledge (expected.yaml)."""
+
+    EXPECTED = "expected"  # as accepted for this very version
+    CHANGED = "changed"  # differs from what was accepted for this version
+    NEW = "new"  # nothing accepted for this check on this version (a new check, or a new engine release)
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+    @property
+    def needs_review(self) -> bool:
+        return self in (Assessment.CHANGED, Assessment.NEW, Assessment.ERROR)

@@ -220,3 +220,55 @@ def test_a_batch_export_gives_what_each_export_alone_gives_and_a_failure_stays_i
     for f in sorted(outs["alone"].glob("*.npz")):  # seeded reproducers: the same inputs and references
         with np.load(f) as alone, np.load(outs["b"] / f.name) as batched:
             assert all(np.array_equal(alone[k], batched[k]) for k in alone.files), f.name
+
+
+# Mutations of a workaround: each read "works" while a workaround was judged against its own output.
+def _run(folder, name):
+    from kb.checks import load_checks
+    from kb.entries import load_entry
+    from kb.harness import run_check
+
+    checks = load_checks(load_entry(folder))
+    return run_check(checks.entry(), checks.items[name])
+
+
+def test_a_rewrite_that_changes_results_is_broken_before_any_engine_runs(fixture_entry):
+    folder = fixture_entry(BUG)
+    # the "rewrite" now drops the sign of x: a plausible slip (InstanceNorm hides a mere change of scale)
+    edit(folder / "repro.py", "self.custom else x * 2.0", "self.custom else x.abs() * 2.0")
+    rec = _run(folder, "standard-ops")
+    assert rec.verdict == "broken" and rec.steps == []  # no engine step ran
+    assert "already differs from the original 'custom-op' in torch" in rec.detail
+
+
+def test_a_workaround_is_compared_with_the_original_models_output(fixture_entry):
+    folder = fixture_entry(BUG)
+    rec = _run(folder, "standard-ops")
+    assert rec.verdict == "works" and "torch (original case 'custom-op')" in rec.detail
+
+
+def test_a_workaround_on_a_control_case_that_rewrites_nothing_is_an_error(fixture_entry):
+    folder = fixture_entry(BUG)
+    edit(folder / "repro.py", ',\n               rewrites="custom-op")', ")")
+    rec = _run(folder, "standard-ops")
+    assert rec.verdict == "error" and "declare the case it replaces" in rec.detail
+
+
+def test_a_rewrite_fed_other_inputs_cannot_be_exported(fixture_entry):
+    folder = fixture_entry(BUG)
+    edit(folder / "repro.py", 'yield Case("standard-ops", Net(False), (x,)', 'yield Case("standard-ops", Net(False), (x + 1,)')
+    rec = _run(folder, "standard-ops")
+    assert rec.verdict == "error" and "is fed other inputs" in rec.detail
+
+
+def test_an_upgraded_exporter_package_exports_again(fixture_entry, monkeypatch):
+    """onnxscript (dynamo), onnxsim and onnxruntime's quantizer are on the export path: part of the cache key."""
+    from kb import artifacts, versions
+    from kb.entries import load_entry
+
+    entry = load_entry(fixture_entry(BUG))
+    before = artifacts._key(entry)
+    real = versions.of
+    for pkg in ("onnxscript", "onnxsim", "onnxruntime"):
+        monkeypatch.setattr(versions, "of", lambda name, pkg=pkg: "99.0" if name == pkg else real(name))
+        assert artifacts._key(entry) != before, pkg

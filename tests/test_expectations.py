@@ -39,12 +39,16 @@ def test_new_check_says_how_to_accept(tmp_path):
     assert a.status == "new" and "kb accept e --check c" in a.message
 
 
-def test_new_engine_version_is_judged_against_the_nearest_older_one(tmp_path):
+def test_a_version_nobody_accepted_is_new_and_says_what_moved_against_the_nearest_older_one(tmp_path):
+    # Mutation: this read "expected" when an unlisted version borrowed the nearest older verdict.
     t = table(tmp_path / "expected.yaml", rec("reproduces", "s", "3.0.0"), rec("fixed", version="3.4.0"))
-    assert expectations.lookup(t, "c", "3.6.1").version == "3.4.0"
-    assert expectations.lookup(t, "c", "3.2.0").version == "3.0.0"
-    assert expectations.lookup(t, "c", "2.9.6").version == "3.0.0"  # nothing older: the oldest known
-    assert expectations.assess(rec("fixed", version="3.6.1"), t).status == "expected"
+    assert expectations.lookup(t, "c", "3.6.1") is None
+    assert expectations.nearest(t, "c", "3.6.1").version == "3.4.0"
+    assert expectations.nearest(t, "c", "2.9.6").version == "3.0.0"  # nothing older: the oldest known
+    same = expectations.assess(rec("fixed", version="3.6.1"), t)
+    assert same.status == "new" and "the same as fixed on mnn 3.4.0" in same.message
+    moved = expectations.assess(rec("reproduces", "s", version="3.6.1"), t)
+    assert moved.status == "new" and "REGRESSION against fixed" in moved.message
 
 
 def test_accept_keeps_other_versions_and_skips_non_verdicts(tmp_path):
@@ -61,3 +65,29 @@ def test_a_corrupt_expectations_file_is_one_clear_error(tmp_path):
     path.write_text("c:\n  3.6.1: [not, a, mapping]\n")
     with pytest.raises(KBError, match="expected.yaml: not a valid expectations file"):
         expectations.load(path)
+
+
+# Mutations of the status: each of these read "fixed" while errors, skips and controls counted.
+from kb.status import summarize  # noqa: E402
+from kb.verdicts import CheckKind as K, Status  # noqa: E402
+
+
+def test_an_errored_bug_check_keeps_an_entry_from_fixed():
+    got = summarize({"a": (K.BUG, "error"), "b": (K.BUG, "error"), "c1": (K.CONTROL, "works"),
+                     "c2": (K.CONTROL, "works")})
+    assert got[0] == Status.NOT_MEASURED
+
+
+def test_a_bug_check_without_a_result_on_the_version_is_not_measured():
+    assert summarize({"a": (K.BUG, "fixed"), "b": (K.BUG, None)})[0] == Status.NOT_MEASURED
+    assert summarize({"a": (K.BUG, "fixed"), "b": (K.BUG, "skipped")})[0] == Status.NOT_MEASURED
+
+
+def test_controls_and_variants_never_count_toward_fixed():
+    got = summarize({"a": (K.BUG, "reproduces"), "v": (K.VARIANT, "fixed"), "c": (K.CONTROL, "works")})
+    assert got[0] == Status.REPRODUCES
+    assert summarize({"a": (K.BUG, "fixed"), "v": (K.VARIANT, "reproduces")})[0] == Status.FIXED
+
+
+def test_fixed_needs_every_bug_check_measured_and_passing():
+    assert summarize({"a": (K.BUG, "fixed"), "b": (K.BUG, "fixed")})[0] == Status.FIXED

@@ -157,7 +157,7 @@ def test_a_long_symptom_pattern_alone_is_no_result(explain):
 
 
 def test_a_symptom_counts_with_the_engine_and_another_signature(explain):
-    add_signature(explain.root, GUARD, "  - id: crash\n    kind: crash\n    pattern: 'SIGSEGV'\n"
+    add_signature(explain.root, GUARD, "  - id: crash\n    kind: crash\n    step: MNN\n    pattern: 'SIGSEGV'\n"
                                        "    example: 'Segmentation fault (core dumped)'\n    summary: s\n")
     log = "TESTERROR silu value error : absMaxV:1.2 - DiffMax 0.9\nSegmentation fault (core dumped)\n"
     assert explain(log) == (codes.NOTHING_FOUND, [])  # two symptoms, but the engine is not named

@@ -17,7 +17,7 @@ NAN = load_entry(FIXTURES / "fake-pow-nan").meta  # all-nan (kind nan)
 # fake-silu-guard's drift (kind mismatch) and nan-output, plus a crash signature: numeric and signal evidence
 NUMERIC = NAN.model_copy(update={"signatures": [
     *load_entry(FIXTURES / "fake-silu-guard").meta.signatures, *NAN.signatures,
-    Signature(id="segfault", kind="crash", pattern="SIGSEGV", summary="the engine crashes")]})
+    Signature(id="segfault", kind="crash", pattern="SIGSEGV", step="mnnconvert", summary="the engine crashes")]})
 
 
 def step(output="", rc=0, signal=None, missing=()):
@@ -37,7 +37,7 @@ def test_log_signature_reproduces_even_when_the_step_exits_zero():
 
 
 def test_first_listed_signature_wins():
-    s = step("These Op Not Support: ONNX::FakeWidget\nBroad cast error, dim1 = 512, dim2 = 64", rc=1)
+    s = step("These Op Not Support: ONNX::FakeWidget\n--allowCustomOp\nBroad cast error, dim1 = 512, dim2 = 64", rc=1)
     j = judge("bug", ["broadcast-error", "unsupported-op"], META, Evidence([s], s, None))
     assert j.signature == "broadcast-error"
     j = judge("bug", ["unsupported-op", "broadcast-error"], META, Evidence([s], s, None))
@@ -80,3 +80,50 @@ def test_range_tolerance_for_quantized_outputs():
     ref = Outputs("c", {"y": np.array([10.0, -10.0])}, "torch")
     assert compare(Outputs("c", {"y": np.array([10.5, -10.0])}, "MNN"), ref, 0, 0, range_tol=0.1).close
     assert not compare(Outputs("c", {"y": np.array([12.0, -10.0])}, "MNN"), ref, 0, 0, range_tol=0.1).close
+
+
+# Mutations: each of these read as "reproduces" (or "works") before the measurement decided.
+GENERIC = frozenset({"fake-broadcast-error", "fake-op-not-support"})
+
+
+def test_a_generic_line_without_the_entrys_evidence_is_another_failure():
+    s = step("Broad cast error, dim1 = 16, dim2 = 24", rc=1)  # printed for many causes; no --allowCustomOp
+    j = judge("bug", ["broadcast-error"], META, Evidence([s], s, None), GENERIC)
+    assert j.verdict == "differs" and "Broad cast error" in j.fingerprint
+    s = step("--allowCustomOp\nBroad cast error, dim1 = 16, dim2 = 24", rc=1)
+    assert judge("bug", ["broadcast-error"], META, Evidence([s], s, None), GENERIC).verdict == "reproduces"
+
+
+def test_a_generic_signature_without_evidence_never_reproduces():
+    sig = META.signature("broadcast-error").model_copy(update={"evidence": []})
+    meta = META.model_copy(update={"signatures": [sig]})
+    s = step("Broad cast error, dim1 = 8, dim2 = 4", rc=1)
+    assert judge("bug", ["broadcast-error"], meta, Evidence([s], s, None), GENERIC).verdict == "differs"
+
+
+def test_a_warning_beside_a_correct_output_is_fixed_not_reproduces():
+    s = step("These Op Not Support: ONNX::FakeWidget")  # printed, yet the model ran and matched
+    j = judge("bug", ["unsupported-op"], META, Evidence([s], None, outputs([1, 2], [1, 2])))
+    assert j.verdict == "fixed"
+
+
+def test_a_line_after_the_failing_step_is_not_its_cause():
+    first = step(rc=-11, signal="SIGSEGV")
+    later = StepResult("MNN run m.mnn", "run", 1, None, False, 0.1, "These Op Not Support: ONNX::FakeWidget")
+    assert judge("bug", ["unsupported-op"], META, Evidence([first, later], first, None)).verdict == "differs"
+
+
+def test_a_crash_in_another_step_is_another_failure():
+    s = StepResult("MNN run m.mnn", "run", -11, "SIGSEGV", False, 0.1, "")
+    j = judge("bug", ["segfault"], NUMERIC, Evidence([step(), s], s, None))
+    assert j.verdict == "differs" and j.fingerprint.startswith("MNN: killed by SIGSEGV")
+
+
+def test_shapes_are_compared_as_shapes():
+    ref = Outputs("c", {"y": np.arange(6, dtype=np.float32).reshape(2, 3)}, "torch")
+    swapped = compare(Outputs("c", {"y": np.arange(6, dtype=np.float32).reshape(3, 2)}, "MNN"), ref, 1e-4, 0)
+    assert not swapped.close and swapped.shape_differs  # the same count of values on other axes
+    j = judge("bug", ["drift"], NUMERIC, Evidence([step()], None, swapped))
+    assert (j.verdict, j.fingerprint) == ("differs", "output shape differs")
+    no_batch = compare(Outputs("c", {"y": np.arange(6, dtype=np.float32).reshape(1, 2, 3)}, "ncnn"), ref, 1e-4, 0)
+    assert no_batch.close  # a unit axis dropped or added is the same tensor

@@ -362,7 +362,7 @@ def test_a_regression_guard_is_shown_and_exits_zero(tmp_path, capsys):
     assert scan_command(str(path), [], False) == codes.NOTHING_FOUND
     out = capsys.readouterr().out
     assert "KB902  Fake: Sigmoid then Mul (SiLU) drifts after conversion" in out
-    assert "status: onnxruntime 1.31.1: fixed" in out and "(a regression guard: fixed where measured)" in out
+    assert "status: onnxruntime 1.32.0: fixed" in out and "(a regression guard: fixed where measured)" in out
 
 
 def test_a_guard_beside_a_problem_that_reproduces_exits_one(tmp_path, capsys):
@@ -371,12 +371,12 @@ def test_a_guard_beside_a_problem_that_reproduces_exits_one(tmp_path, capsys):
     assert scan_command(str(path), [], False) == codes.FOUND
     out = capsys.readouterr().out
     assert "(a regression guard: fixed where measured)" in out  # KB902 still says it is a guard
-    assert "status: onnxruntime 1.31.1: reproduces" in out  # KB903
+    assert "status: onnxruntime 1.32.0: reproduces" in out  # KB903
     assert out.count("regression guard") == 1
 
 
 def test_a_guard_that_reproduces_on_the_version_asked_about_is_an_alarm(fixture_kb, scan):
-    accepted(fixture_kb / "repros" / "fake-silu-guard", "silu", v1_20_0="reproduces", v1_31_1="fixed")
+    accepted(fixture_kb / "repros" / "fake-silu-guard", "silu", v1_20_0="reproduces", v1_32_0="fixed")
     assert scan(silu_in_a_block())[0] == codes.NOTHING_FOUND
     code, rows = scan(silu_in_a_block(), "onnxruntime==1.20.0")
     assert code == codes.FOUND and rows[0]["status"][0]["status"] == "reproduces"
@@ -395,9 +395,9 @@ def accepted(folder, check, **verdicts):
 
 @pytest.fixture
 def scale_entry(fixture_kb):
-    """KB901, its `convert` check accepted as reproducing on onnxruntime 1.20.0 and fixed on 1.31.1."""
+    """KB901, its `convert` check accepted as reproducing on onnxruntime 1.20.0 and fixed on 1.32.0."""
     folder = fixture_kb / "repros" / "fake-custom-op-broadcast"
-    accepted(folder, "convert", v1_20_0="reproduces", v1_31_1="fixed")
+    accepted(folder, "convert", v1_20_0="reproduces", v1_32_0="fixed")
     return folder
 
 
@@ -407,8 +407,8 @@ def status_of(rows, entry_id):
 
 def test_status_defaults_to_the_newest_version(scale_entry, scan):
     _, rows = scan(deconv_scale_buried())
-    assert list(status_of(rows, "KB901")) == [("onnxruntime", "1.31.1")]
-    assert status_of(rows, "KB901")[("onnxruntime", "1.31.1")]["status"] == "fixed"
+    assert list(status_of(rows, "KB901")) == [("onnxruntime", "1.32.0")]
+    assert status_of(rows, "KB901")[("onnxruntime", "1.32.0")]["status"] == "fixed"
 
 
 def test_status_on_a_named_version_cites_the_patterns_checks(scale_entry, scan):
@@ -419,24 +419,24 @@ def test_status_on_a_named_version_cites_the_patterns_checks(scale_entry, scan):
 
 def test_status_of_a_pattern_without_named_checks_cites_every_check(fixture_kb, scan):
     _, rows = scan(custom_op_into_instancenorm())
-    st = status_of(rows, "KB901")[("onnxruntime", "1.31.1")]
+    st = status_of(rows, "KB901")[("onnxruntime", "1.32.0")]
     assert st["status"] == "reproduces" and st["checks"] == {"convert": "reproduces", "standard-ops": "works"}
     _, rows = scan(deconv_scale_buried())  # pattern grouped-deconv-scale names `convert` only
-    assert status_of(rows, "KB901")[("onnxruntime", "1.31.1")]["checks"] == {"convert": "reproduces"}
+    assert status_of(rows, "KB901")[("onnxruntime", "1.32.0")]["checks"] == {"convert": "reproduces"}
 
 
 def test_status_on_a_version_never_checked_names_the_nearest(scale_entry, scan):
     _, rows = scan(deconv_scale_buried(), "onnxruntime==1.25.0")
     st = status_of(rows, "KB901")[("onnxruntime", "1.25.0")]
     assert st["status"] == "not-checked"
-    assert st["detail"].endswith("nearest checked: 1.20.0 reproduces, 1.31.1 fixed")
+    assert st["detail"].endswith("nearest checked: 1.20.0 reproduces, 1.32.0 fixed")
 
 
 def test_status_for_an_engine_the_problem_does_not_concern(scale_entry, scan):
     _, rows = scan(deconv_scale_buried(), "ncnn==1.0.20261020", "onnxruntime")
     st = status_of(rows, "KB901")
     assert st[("ncnn", "1.0.20261020")]["status"] == "not-concerned"
-    assert st[("onnxruntime", "1.31.1")]["status"] == "fixed"  # a bare engine name: its newest version
+    assert st[("onnxruntime", "1.32.0")]["status"] == "fixed"  # a bare engine name: its newest version
 
 
 def test_status_comes_from_records_too(scale_entry, scan, monkeypatch, tmp_path):
@@ -447,10 +447,10 @@ def test_status_comes_from_records_too(scale_entry, scan, monkeypatch, tmp_path)
     monkeypatch.setenv("KB_RECORDS", str(tmp_path / "records"))
     RecordStore().append(Record(
         id=Record.new_id(), entry="fake-custom-op-broadcast", check="convert", kind="bug",
-        engine="onnxruntime", engine_version="1.32.0", verdict="reproduces", signature="broadcast-error",
+        engine="onnxruntime", engine_version="1.33.0", verdict="reproduces", signature="broadcast-error",
         detail="again", versions={}, platform="test", started=datetime.now(timezone.utc), duration=1.0))
     _, rows = scan(deconv_scale_buried())
-    assert status_of(rows, "KB901")[("onnxruntime", "1.32.0")]["status"] == "reproduces"
+    assert status_of(rows, "KB901")[("onnxruntime", "1.33.0")]["status"] == "reproduces"
 
 
 def test_text_output_names_entry_nodes_status_page_and_workaround(tmp_path, capsys):
@@ -460,7 +460,7 @@ def test_text_output_names_entry_nodes_status_page_and_workaround(tmp_path, caps
     out = capsys.readouterr().out
     assert "KB901  Fake: a custom op before InstanceNormalization fails with 'Broad cast error'" in out
     assert ("deconv=/decoder/up3/ConvTranspose, mul=/decoder/up3/scale/Mul, add=/decoder/up3/scale/Add") in out
-    assert "status: onnxruntime 1.31.1: reproduces" in out
+    assert "status: onnxruntime 1.32.0: reproduces" in out
     assert "page: http://127.0.0.1:8000/fake-custom-op-broadcast/" in out
     assert "workaround (standard-ops):" in out
 
@@ -697,7 +697,7 @@ def kb(*args):
 def test_cli_scan_json_and_exit_code(tmp_path):
     path = tmp_path / "m.onnx"
     onnx.save(sqrt_of_a_state_input_opset7(), str(path))
-    p = kb("scan", str(path), "--engine", "onnxruntime==1.31.1", "--json")
+    p = kb("scan", str(path), "--engine", "onnxruntime==1.32.0", "--json")
     assert p.returncode == codes.FOUND, p.stderr
     (row,) = json.loads(p.stdout)
     assert row["entry"] == "fake-pow-nan" and row["nodes"] == ["encoder.norm"]

@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "corpus"
 GUARD, CUSTOM, NAN = "fake-silu-guard", "fake-custom-op-broadcast", "fake-pow-nan"
 ALIAS = (CUSTOM, "fake-custom-op-old-name")
-FAKE_ENV = {"torch": "9.9.9+fake", "onnx": "8.8.8", "onnxruntime": "1.31.1", "python": "3.11.99"}
+FAKE_ENV = {"torch": "9.9.9+fake", "onnx": "8.8.8", "onnxruntime": "1.32.0", "python": "3.11.99"}
 FAKE_PLATFORM = "FakeOS-riscv64 (cpython 3.11.99)"
 HOSTILE = 'got <script>alert("x")</script> & more\n\nafter a blank line'
 T0 = datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -65,11 +65,11 @@ def site(tmp_path_factory) -> Path:
     shutil.copytree(FIXTURES / "repros", root / "repros", ignore=shutil.ignore_patterns("__pycache__"))
     repros = root / "repros"
 
-    # KB901: affected on 1.29.0, fixed on 1.31.1, accepted through the same writer `kb accept` uses.
+    # KB901: affected on 1.29.0, fixed on 1.32.0, accepted through the same writer `kb accept` uses.
     _add_front_matter(repros / CUSTOM / "README.md", f"aliases: [{ALIAS[1]}]")
     (repros / CUSTOM / "expected.yaml").unlink()
     history = []
-    for version, bug, started in (("1.29.0", "reproduces", T0 - timedelta(days=30)), ("1.31.1", "fixed", T0)):
+    for version, bug, started in (("1.29.0", "reproduces", T0 - timedelta(days=30)), ("1.32.0", "fixed", T0)):
         history += [record(CUSTOM, "convert", "bug", "onnxruntime", version, bug, started=started,
                            signature="broadcast-error" if bug == "reproduces" else None),
                     record(CUSTOM, "standard-ops", "workaround", "onnxruntime", version, "works", started=started)]
@@ -78,8 +78,8 @@ def site(tmp_path_factory) -> Path:
     store.append(record(CUSTOM, "convert", "bug", "onnxruntime", "1.30.0", "unavailable",
                         started=T0 - timedelta(days=1)))
 
-    # KB902: accepted "fixed" on 1.31.1; a newer record says it reproduces.
-    store.append(record(GUARD, "silu", "bug", "onnxruntime", "1.31.1", "reproduces", signature="drift"))
+    # KB902: accepted "fixed" on 1.32.0; a newer record says it reproduces.
+    store.append(record(GUARD, "silu", "bug", "onnxruntime", "1.32.0", "reproduces", signature="drift"))
 
     # KB903: a record per accepted observation, agreeing with it, on a made-up environment; and one
     # on a newer version whose detail is hostile markup with a blank line.
@@ -87,7 +87,7 @@ def site(tmp_path_factory) -> Path:
         for version, exp in per.items():
             store.append(record(NAN, check, "bug", "onnxruntime", version, exp.verdict, signature=exp.signature,
                                 fingerprint=exp.fingerprint))
-    store.append(record(NAN, "sqrt", "bug", "onnxruntime", "1.32.0", "reproduces", signature="all-nan",
+    store.append(record(NAN, "sqrt", "bug", "onnxruntime", "1.33.0", "reproduces", signature="all-nan",
                         detail=HOSTILE, started=T0 + timedelta(hours=1)))
 
     with pytest.MonkeyPatch.context() as mp:
@@ -191,12 +191,12 @@ def test_status_fixed_with_first_fixed_and_last_affected_from_accepted_results(s
     doc = page(site, ALIAS[0])
     assert badge(doc) == "fixed"
     assert 'data-verdict="reproduces"' in status_cell(doc, "convert", "1.29.0")
-    assert 'data-verdict="fixed"' in status_cell(doc, "convert", "1.31.1")
+    assert 'data-verdict="fixed"' in status_cell(doc, "convert", "1.32.0")
     assert 'data-version="1.30.0"' not in section(doc, "status")  # not installable: no column, no verdict
     inferred = history_cell(doc, "convert")
-    assert 'data-last-affected="1.29.0" data-first-fixed="1.31.1" data-inferred="true"' in inferred
-    assert text_of(inferred) == "Last affected 1.29.0, first fixed 1.31.1 (inferred: 1.30.0 was not measured)"
-    assert text_of(history_cell(doc, "standard-ops")) == "Works in every measured version (1.29.0 to 1.31.1)"
+    assert 'data-last-affected="1.29.0" data-first-fixed="1.32.0" data-inferred="true"' in inferred
+    assert text_of(inferred) == "Last affected 1.29.0, first fixed 1.32.0 (inferred: 1.30.0 was not measured)"
+    assert text_of(history_cell(doc, "standard-ops")) == "Works in every measured version (1.29.0 to 1.32.0)"
     observed = text_of(re.search(r'<p class="kb-observed">.*?</p>', doc, re.S).group(0))
     assert f"Observed between 2029-12-03 and 2030-01-02 on {FAKE_PLATFORM}" in observed
     assert "accepted observations in expected.yaml" in observed
@@ -206,7 +206,7 @@ def test_status_fixed_with_first_fixed_and_last_affected_from_accepted_results(s
 
 def test_a_cell_is_the_verdict_and_signature_with_the_rest_in_its_tooltip(site):
     doc = page(site, NAN)
-    cell = status_cell(doc, "sqrt", "1.31.1")
+    cell = status_cell(doc, "sqrt", "1.32.0")
     assert text_of(re.sub(r"^<td[^>]*>", "", cell)) == "reproducesall-nan"
     tip = title_of(cell)
     assert "2030-01-02" in tip and FAKE_PLATFORM in tip and "newest record, as accepted" in tip
@@ -217,7 +217,7 @@ def test_a_cell_is_the_verdict_and_signature_with_the_rest_in_its_tooltip(site):
 def test_record_text_is_escaped_and_stays_in_its_html_block(site):
     doc = page(site, NAN)
     assert "<script>alert" not in doc
-    cell = status_cell(doc, "sqrt", "1.32.0")
+    cell = status_cell(doc, "sqrt", "1.33.0")
     assert " ".join(HOSTILE.split()) in title_of(cell)  # on one line: a blank line would end the raw block
     assert "not accepted yet" in title_of(cell)
     # The whole table survived: each version has its cell, and the table closes inside its wrapper.
@@ -228,7 +228,7 @@ def test_record_text_is_escaped_and_stays_in_its_html_block(site):
 def test_status_changed_when_the_newest_record_disagrees_with_the_accepted_one(site):
     doc = page(site, GUARD)
     assert badge(doc) == "changed"
-    cell = status_cell(doc, "silu", "1.31.1")
+    cell = status_cell(doc, "silu", "1.32.0")
     assert 'data-verdict="reproduces"' in cell and 'data-changed="true"' in cell
     assert "kb accept" in doc
     # The declared guard keeps its note, which says what the checks say now.
@@ -244,7 +244,7 @@ def test_status_and_environment_come_from_the_records(site):
     assert FAKE_PLATFORM in text_of(section(doc, "status"))
     env = text_of(section(doc, "reproduce"))
     for key, value in FAKE_ENV.items():
-        if key != "onnxruntime":  # the newest record ran on 1.32.0
+        if key != "onnxruntime":  # the newest record ran on 1.33.0
             assert f"{key}{value}" in env.replace(" ", "").replace("\n", "")
     assert FAKE_PLATFORM in env
 
@@ -253,7 +253,7 @@ def test_status_from_accepted_results_only(fixture_corpus):
     site = render(fixture_corpus, fixture_corpus / ".kb" / "records")
     doc = site.pages[f"{NAN}.md"]
     assert badge(doc) == "reproduces"
-    cell = status_cell(doc, "sqrt", "1.31.1")
+    cell = status_cell(doc, "sqrt", "1.32.0")
     assert 'data-verdict="reproduces"' in cell and 'data-source="accepted"' in cell
     assert "accepted observation (expected.yaml)" in title_of(cell)
     assert "No recorded run" in doc
@@ -265,7 +265,7 @@ def test_status_from_accepted_results_only(fixture_corpus):
 def test_status_not_yet_checked_and_a_never_run_check(fixture_entry, corpus):
     (fixture_entry(NAN) / "expected.yaml").unlink()
     store = RecordStore(corpus / ".kb" / "records")
-    store.append(record(NAN, "sqrt", "bug", "onnxruntime", "1.31.1", "skipped", detail="onnxruntime missing"))
+    store.append(record(NAN, "sqrt", "bug", "onnxruntime", "1.32.0", "skipped", detail="onnxruntime missing"))
     doc = render(corpus, store.dir).pages[f"{NAN}.md"]
     assert badge(doc) == "not-checked"
     row = row_of(doc, "sqrt")

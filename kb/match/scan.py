@@ -10,6 +10,7 @@ import json
 import sys
 from dataclasses import dataclass
 
+from kb.verdicts import Status as State
 from kb.entries import Entry, load_all
 from kb.match import codes
 from kb.match.links import page_url
@@ -61,7 +62,7 @@ def scan_command(model: str, engines: list[str], as_json: bool) -> int:
     else:
         print(_as_text(str(loaded.path), scanned, status, sum(len(e.meta.trigger) for e in entries)))
     # A match whose every status is fixed is a regression guard: reported, but nothing to act on.
-    alarms = [k for k, st in status.items() if not all(s.state == "fixed" for s in st)]
+    alarms = [k for k, st in status.items() if not all(s.state == State.FIXED for s in st)]
     return codes.FOUND if alarms else codes.NOTHING_FOUND
 
 
@@ -105,7 +106,7 @@ def _as_text(name: str, scanned: Scanned, status: dict[tuple[str, str], list[Sta
         for p in dict.fromkeys(f.match.pattern for f in found):
             lines.append(f"  pattern {p}: {summaries[p]}")
             st = status[slug, p]
-            guard = " (a regression guard: fixed where measured)" if st and all(s.state == "fixed" for s in st) else ""
+            guard = " (a regression guard: fixed where measured)" if st and all(s.state == State.FIXED for s in st) else ""
             lines += [f"    status: {s.text()}{guard}" for s in st] or ["    status: not yet checked"]
         lines.append(f"  page: {page_url(slug)}")
         lines += [f"  workaround ({w.id}): {w.summary}" for w in e.meta.workarounds]

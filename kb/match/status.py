@@ -11,7 +11,8 @@ from kb.entries import Entry
 from kb.errors import KBError
 from kb.match import codes
 from kb.records import Record
-from kb.status import derive, summarize
+from kb.status import derive, on_version, summarize
+from kb.verdicts import Status as State
 from kb.engines import NAMES as ENGINES
 
 
@@ -38,7 +39,7 @@ def parse_engines(values: list[str]) -> list[Wanted]:
 class Status:
     engine: str
     version: str | None
-    state: str  # reproduces, fixed, differs, workaround-works, workaround-broken, not-checked, not-concerned
+    state: State
     detail: str
     checks: dict[str, str] = field(default_factory=dict)  # check -> its verdict on this version
 
@@ -80,23 +81,23 @@ def _status(entry: Entry, es, w: Wanted) -> Status:
 
     if es is None:
         if w.engine in entry.meta.engines:
-            return Status(w.engine, w.version, "not-checked", "no check of this entry runs it")
-        return Status(w.engine, w.version, "not-concerned", f"this problem concerns {', '.join(entry.meta.engines)}")
+            return Status(w.engine, w.version, State.NOT_CHECKED, "no check of this entry runs it")
+        return Status(w.engine, w.version, State.NOT_CONCERNED, f"this problem concerns {', '.join(entry.meta.engines)}")
     if not es.versions:
         why = next((cs.not_run for cs in es.checks if cs.not_run), "never run")
-        return Status(w.engine, w.version, "not-checked", why)
+        return Status(w.engine, w.version, State.NOT_CHECKED, why)
     version = w.version or es.versions[-1]
     if version in es.versions:
         return _at(es, version)
     order = sort_versions([*es.versions, version])
     i = order.index(version)
     near = [_at(es, v) for v in order[max(0, i - 1):i] + order[i + 1:i + 2]]
-    return Status(w.engine, version, "not-checked",
+    return Status(w.engine, version, State.NOT_CHECKED,
                   "not checked on this version; nearest checked: " + ", ".join(f"{s.version} {s.state}" for s in near))
 
 
 def _at(es, version: str) -> Status:
     """The verdicts of the engine's checks on one version, summed up as the site sums them."""
-    verdicts = {cs.check.name: (cs.check.kind, cs.cells[version].verdict) for cs in es.checks if version in cs.cells}
+    verdicts = on_version(es.checks, version)
     state, detail = summarize(verdicts)
-    return Status(es.engine, version, state, detail, {n: v for n, (_, v) in verdicts.items()})
+    return Status(es.engine, version, state, detail, {n: v for n, (_, v) in verdicts.items() if v is not None})

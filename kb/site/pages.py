@@ -19,7 +19,8 @@ from kb.schema import Signature
 from kb.site import svg
 from kb.site.markup import macros, render
 from kb.site.table import engine_table
-from kb.status import STATUS_LABEL, CheckStatus, EngineStatus, EntryStatus, summarize
+from kb.status import STATUS_LABEL, CheckStatus, EngineStatus, EntryStatus, engine_summary
+from kb.verdicts import Status
 from kb.versions import version_key
 
 # Environment keys shown under "Reproduce it yourself", in this order; others follow.
@@ -63,9 +64,8 @@ def teach_segmenter(entries: list[Entry]) -> None:
 def engine_status(es: EngineStatus) -> str:
     """One engine's status: changed if any of its cells changed, else from each check's newest verdict."""
     if any(c.changed for cs in es.checks for c in cs.cells.values()):
-        return "changed"
-    newest = {cs.check.name: (cs.check.kind, n[1].verdict) for cs in es.checks if (n := cs.newest())}
-    return summarize(newest)[0]
+        return Status.CHANGED
+    return engine_summary(es.checks)[1]
 
 
 def _changed(st: EntryStatus) -> str:

@@ -30,4 +30,5 @@ def cases():
     x = torch.randn(1, 4, 5, 5, generator=torch.Generator().manual_seed(0))
     yield Case("custom-op", Net(True), (x,), ["x"], ["y"], opset=13, dynamo=False,
                export_kwargs={"custom_opsets": {"fake": 1}})
-    yield Case("standard-ops", Net(False), (x,), ["x"], ["y"], opset=13, dynamo=False, trigger=False)
+    yield Case("standard-ops", Net(False), (x,), ["x"], ["y"], opset=13, dynamo=False, trigger=False,
+               rewrites="custom-op")

@@ -4,13 +4,13 @@ from kb.checks import Checks
 from kb.child import run_command
 
 checks = Checks(__file__)
+LOG = ("print('convert --allowCustomOp'); print('Broad cast error, dim1 = 8, dim2 = 4'); raise SystemExit(3)")
 
 
 @checks.bug("onnxruntime", ["broadcast-error"])
 def convert(s):
-    """Stands for the engine: prints the message MNN prints, and fails."""
-    s.step(run_command("fake convert", [sys.executable, "-c",
-                                        "print('Broad cast error, dim1 = 8, dim2 = 4'); raise SystemExit(3)"]))
+    """Stands for the engine: prints what MNN prints for this cause (the evidence, then the message), and fails."""
+    s.step(run_command("fake convert", [sys.executable, "-c", LOG]))
     return s.onnxruntime.run(s.artifacts.onnx("custom-op"), "custom-op")
 
 
