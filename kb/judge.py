@@ -32,27 +32,28 @@ class Judgement:
 
 def seen(sig: Signature, ev: Evidence, generic: bool = False) -> str | None:
     """The evidence of `sig` in `ev`, as one line, or None. The measurement decides: a line or a signal
-    counts only where the check failed the way the signature says, never beside a correct result."""
+    counts only where the check failed, in the step the signature names, never beside a correct result."""
     c = ev.comparison
     wrong = ev.failed is not None or (c is not None and not c.close)  # the measurement shows a failure
     if sig.kind == "log":
-        if not wrong or (generic and not sig.evidence):
-            return None  # a warning beside a correct output; a generic line that names no cause
-        if sig.evidence and not _evidence(sig, ev):
-            return None  # the message is printed for many causes: the entry's own evidence must be there too
+        if not wrong or (generic and not sig.step):
+            return None  # a warning beside a correct output; a generic line in no named step
         rx = sig.regex()
         steps = ev.steps[: ev.steps.index(ev.failed) + 1] if ev.failed in ev.steps else ev.steps
         for step in steps:  # up to the step that stopped the check: a later step's line is not this failure
-            for line in step.output.splitlines():
-                if rx.search(line):
-                    return f"{step.name}: {line.strip()}"
+            if _in_step(sig, step):
+                for line in step.output.splitlines():
+                    if rx.search(line):
+                        return f"{step.name}: {line.strip()}"
     elif sig.kind == "crash":
         step = ev.failed
         if step is not None and step.signal and sig.regex().search(step.signal) and _in_step(sig, step):
-            if sig.evidence and not _evidence(sig, ev):
-                return None
             return f"{step.name}: killed by {step.signal}"
-    elif c is not None and ev.failed is None and not c.shape_differs:
+    elif c is not None and ev.failed is None:
+        if sig.kind == "shape" and c.shape_differs:
+            return c.describe()
+        if c.shape_differs:
+            return None  # values of tensors of other shapes are not compared
         if sig.kind == "nan" and c.metrics.nan:
             return c.describe()
         if sig.kind == "mismatch" and not c.close and not c.metrics.nan:
@@ -61,24 +62,13 @@ def seen(sig: Signature, ev: Evidence, generic: bool = False) -> str | None:
 
 
 def _in_step(sig: Signature, step: StepResult) -> bool:
-    return sig.step is None or step.name.split()[0].lower() == sig.step.lower()
-
-
-def _evidence(sig: Signature, ev: Evidence) -> bool:
-    from kb.messages import defined_op
-
-    whole = "\n".join(step.output for step in ev.steps)
-    for rx in sig.evidence:
-        for m in re.finditer(rx, whole):
-            if "custom_op" in m.re.groupindex and m.group("custom_op") and defined_op(m.group("custom_op")):
-                continue  # the entry is about ops ONNX does not define
-            return True
-    return False
+    return sig.step is None or step.name.split()[0] == sig.step
 
 
 def judge(kind: CheckKind, signatures: list[str], meta: EntryMeta, ev: Evidence,
           generic: frozenset[str] = frozenset()) -> Judgement:
-    """`generic`: ids of the messages printed for many causes (kb.messages), whose lines need evidence."""
+    """`generic`: ids of the messages printed for many causes (kb.messages): their lines count only in the
+    step the signature names."""
     completed = ev.failed is None
     matches = completed and ev.comparison is not None and ev.comparison.close
     if not CheckKind(kind).judged_as_bug:

@@ -32,7 +32,9 @@ class Signature(Strict):
     """What is observed when the bug is present."""
 
     id: str = Field(pattern=SLUG)
-    kind: Literal["log", "crash", "mismatch", "nan"]
+    # log: a line; crash: a signal; mismatch: wrong values; nan: NaN or inf; shape: an output of another
+    # shape than torch's (unit axes aside), e.g. reduction axes ignored
+    kind: Literal["log", "crash", "mismatch", "nan", "shape"]
     # log: regex searched in every step's output; crash: regex on the signal name.
     pattern: str | None = None
     # A real line as an engine prints it; searched for on the site, matched by `kb explain`.
@@ -45,9 +47,9 @@ class Signature(Strict):
     # is not one ONNX (or onnxruntime) defines.
     evidence: list[str] = []
     evidence_summary: str = ""  # the evidence in words: what to look for in a log to confirm this entry
-    # crash: the step that must be killed (the first word of its name: mnnconvert, mnnquant, MNN, ncnn,
-    # pnnx, onnx2ncnn). A crash elsewhere is another failure.
-    step: str | None = None
+    # The step that fails this way: the first word of its name (mnnconvert, mnnquant, MNN, ncnn, pnnx,
+    # onnx2ncnn). A crash (required) or a generic message's line (required) elsewhere is another failure.
+    step: Literal["mnnconvert", "mnnquant", "MNN", "ncnn", "pnnx", "onnx2ncnn", "onnxruntime"] | None = None
 
     @field_validator("evidence")
     @classmethod

@@ -37,7 +37,8 @@ def test_log_signature_reproduces_even_when_the_step_exits_zero():
 
 
 def test_first_listed_signature_wins():
-    s = step("These Op Not Support: ONNX::FakeWidget\n--allowCustomOp\nBroad cast error, dim1 = 512, dim2 = 64", rc=1)
+    s = StepResult("onnxruntime fake-convert", "c", 1, None, False, 0.1,
+                   "These Op Not Support: ONNX::FakeWidget\nBroad cast error, dim1 = 512, dim2 = 64")
     j = judge("bug", ["broadcast-error", "unsupported-op"], META, Evidence([s], s, None))
     assert j.signature == "broadcast-error"
     j = judge("bug", ["unsupported-op", "broadcast-error"], META, Evidence([s], s, None))
@@ -86,19 +87,22 @@ def test_range_tolerance_for_quantized_outputs():
 GENERIC = frozenset({"fake-broadcast-error", "fake-op-not-support"})
 
 
-def test_a_generic_line_without_the_entrys_evidence_is_another_failure():
-    s = step("Broad cast error, dim1 = 16, dim2 = 24", rc=1)  # printed for many causes; no --allowCustomOp
-    j = judge("bug", ["broadcast-error"], META, Evidence([s], s, None), GENERIC)
+def test_a_generic_line_counts_only_in_the_step_the_signature_names():
+    sig = META.signature("broadcast-error").model_copy(update={"step": "MNN"})
+    meta = META.model_copy(update={"signatures": [sig]})
+    s = step("Broad cast error, dim1 = 16, dim2 = 24", rc=1)  # printed by the converter, not by MNN's run
+    j = judge("bug", ["broadcast-error"], meta, Evidence([s], s, None), GENERIC)
     assert j.verdict == "differs" and "Broad cast error" in j.fingerprint
-    s = step("--allowCustomOp\nBroad cast error, dim1 = 16, dim2 = 24", rc=1)
-    assert judge("bug", ["broadcast-error"], META, Evidence([s], s, None), GENERIC).verdict == "reproduces"
+    run = StepResult("MNN run m.mnn", "run", 1, None, False, 0.1, "Broad cast error, dim1 = 16, dim2 = 24")
+    assert judge("bug", ["broadcast-error"], meta, Evidence([step(), run], run, None), GENERIC).verdict == "reproduces"
 
 
-def test_a_generic_signature_without_evidence_never_reproduces():
-    sig = META.signature("broadcast-error").model_copy(update={"evidence": []})
+def test_a_generic_signature_that_names_no_step_never_reproduces():
+    sig = META.signature("broadcast-error").model_copy(update={"step": None})
     meta = META.model_copy(update={"signatures": [sig]})
     s = step("Broad cast error, dim1 = 8, dim2 = 4", rc=1)
     assert judge("bug", ["broadcast-error"], meta, Evidence([s], s, None), GENERIC).verdict == "differs"
+    assert judge("bug", ["broadcast-error"], meta, Evidence([s], s, None)).verdict == "reproduces"  # not generic
 
 
 def test_a_warning_beside_a_correct_output_is_fixed_not_reproduces():
@@ -125,5 +129,9 @@ def test_shapes_are_compared_as_shapes():
     assert not swapped.close and swapped.shape_differs  # the same count of values on other axes
     j = judge("bug", ["drift"], NUMERIC, Evidence([step()], None, swapped))
     assert (j.verdict, j.fingerprint) == ("differs", "output shape differs")
+    shape = Signature(id="wrong-shape", kind="shape", summary="axes ignored")
+    j = judge("bug", ["drift", "wrong-shape"], NUMERIC.model_copy(update={"signatures": [*NUMERIC.signatures, shape]}),
+              Evidence([step()], None, swapped))
+    assert (j.verdict, j.signature) == ("reproduces", "wrong-shape")  # declared: the shape is the bug
     no_batch = compare(Outputs("c", {"y": np.arange(6, dtype=np.float32).reshape(1, 2, 3)}, "ncnn"), ref, 1e-4, 0)
     assert no_batch.close  # a unit axis dropped or added is the same tensor

@@ -10,7 +10,7 @@ LOG = ("print('convert --allowCustomOp'); print('Broad cast error, dim1 = 8, dim
 @checks.bug("onnxruntime", ["broadcast-error"])
 def convert(s):
     """Stands for the engine: prints what MNN prints for this cause (the evidence, then the message), and fails."""
-    s.step(run_command("fake convert", [sys.executable, "-c", LOG]))
+    s.step(run_command("onnxruntime fake-convert", [sys.executable, "-c", LOG]))
     return s.onnxruntime.run(s.artifacts.onnx("custom-op"), "custom-op")
 
 
