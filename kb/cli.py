@@ -252,7 +252,7 @@ app.add_typer(tools_app, name="tools")
 @tools_app.command("build")
 def tools_build(
     tool: Annotated[str, typer.Argument(help="the tool to build: onnx2ncnn")] = "onnx2ncnn",
-    ncnn_src: Annotated[Optional[Path], typer.Option(help="an ncnn checkout to build from; default: kb's vendored copy of its tools/onnx")] = None,
+    ncnn_src: Annotated[Optional[Path], typer.Option(help="an ncnn checkout (or a folder with its tools/onnx sources and NCNN_COMMIT) to build from; default: $NCNN_SRC")] = None,
 ) -> None:
     """Build onnx2ncnn into .kb/tools/ (cached by the sources' hash) and print its path."""
     from kb.tools.build import COMMIT_FILE, build_onnx2ncnn

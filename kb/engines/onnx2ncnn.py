@@ -59,8 +59,10 @@ class Onnx2Ncnn(Engine):
             return f"ONNX2NCNN={env}: not an executable file"
         tool = _tool()
         if not tool:
-            return ("onnx2ncnn not found: it is not on PyPI or in Debian; build it with "
-                    f"`{BUILD}` (needs the Debian packages g++ protobuf-compiler libprotobuf-dev), "
+            from kb.tools.build import GET_SOURCES
+
+            return ("onnx2ncnn not found: it is on neither PyPI nor Debian; build it from ncnn's sources: "
+                    f"{GET_SOURCES} (needs the Debian packages g++ protobuf-compiler libprotobuf-dev); "
                     "or put a build on PATH or set ONNX2NCNN=/path/to/onnx2ncnn")
         if _commit(tool) is None:
             where = _commit_files(tool)[0]

@@ -1,7 +1,9 @@
 """Build onnx2ncnn, ncnn's legacy ONNX converter, which is on neither PyPI nor Debian.
 
-The sources are ncnn's tools/onnx: the copy vendored in `ncnn_onnx/` (BSD 3-Clause, its commit in
-`ncnn_onnx/NCNN_COMMIT`), or a user's ncnn git checkout. The build is ncnn's own two lines:
+The sources are ncnn's tools/onnx, which this project does not ship: a user's ncnn git checkout
+(`--ncnn-src`, or $NCNN_SRC), or a folder holding onnx2ncnn.cpp, onnx.proto and NCNN_COMMIT (CI's copy).
+`kb tools build onnx2ncnn` without either says how to get ncnn at the pinned commit. The build is
+ncnn's own two lines:
 
     protoc --cpp_out=GEN onnx.proto
     g++ -O2 -std=c++17 -IGEN onnx2ncnn.cpp GEN/onnx.pb.cc -lprotobuf -pthread -o onnx2ncnn
@@ -31,7 +33,9 @@ from pathlib import Path
 from kb import paths
 from kb.errors import KBError
 
-VENDORED = Path(__file__).resolve().parent / "ncnn_onnx"
+NCNN_COMMIT = "a4d2ea1d4422c9e849f166fd7a4aefb52f942f6a"  # the ncnn the corpus's onnx2ncnn verdicts were measured on
+GET_SOURCES = (f"git clone https://github.com/Tencent/ncnn && git -C ncnn checkout {NCNN_COMMIT[:7]}, "
+               "then kb tools build onnx2ncnn --ncnn-src ncnn (or set NCNN_SRC=ncnn)")
 SOURCES = ("onnx2ncnn.cpp", "onnx.proto")  # what the build reads; the hash covers exactly these
 BINARY = "onnx2ncnn"
 COMMIT_FILE = "ncnn-commit"
@@ -73,17 +77,28 @@ def source_hash(sources: dict[str, bytes]) -> str:
     return h.hexdigest()[:12]
 
 
-@cache
-def vendored_hash() -> str:
-    return source_hash(_read_sources(VENDORED))
-
-
-def _vendored_commit() -> str:
-    path = VENDORED / "NCNN_COMMIT"
+def _folder_commit(src_dir: Path) -> str:
+    """The commit of a bare source folder (CI's copy), from its NCNN_COMMIT file."""
+    path = src_dir / "NCNN_COMMIT"
     commit = path.read_text().strip() if path.is_file() else ""
     if not COMMIT_RE.fullmatch(commit):
-        raise KBError(path, "must hold the 40-hex ncnn commit the vendored sources come from")
+        raise KBError(path, "must hold the 40-hex ncnn commit the sources come from")
     return commit
+
+
+def source(ncnn_src: Path | None = None) -> tuple[Path, dict[str, bytes], str]:
+    """(folder, sources, commit) from --ncnn-src, else $NCNN_SRC: an ncnn checkout or a bare source folder."""
+    given = ncnn_src or (Path(os.environ["NCNN_SRC"]) if os.environ.get("NCNN_SRC") else None)
+    if given is None:
+        raise KBError("kb tools build", f"no ncnn sources to build onnx2ncnn from: {GET_SOURCES}")
+    given = Path(given).expanduser()
+    if not given.is_dir():
+        raise KBError(given, "not a folder: pass the top folder of an ncnn checkout")
+    if (given / "NCNN_COMMIT").is_file() and not (given / "tools").is_dir():
+        return given, _read_sources(given), _folder_commit(given)
+    src_dir = given / "tools" / "onnx"
+    sources = _read_sources(src_dir)  # a clear error before asking git
+    return src_dir, sources, _checkout_commit(given)
 
 
 def _checkout_commit(ncnn_src: Path) -> str:
@@ -198,19 +213,10 @@ def build_onnx2ncnn(ncnn_src: Path | None = None, root: Path | None = None, *,
                     timeout: float = BUILD_TIMEOUT) -> Path:
     """Build onnx2ncnn (or find it already built) and return the binary's path.
 
-    `ncnn_src`: the top folder of an ncnn git checkout, built from its tools/onnx; by default the
-    vendored copy. Errors are one-line KBErrors; BuildToolsMissing names the Debian package to install.
+    `ncnn_src`: an ncnn git checkout (built from its tools/onnx) or a bare source folder; default
+    $NCNN_SRC. Errors are one-line KBErrors; BuildToolsMissing names the Debian package to install.
     """
-    if ncnn_src is None:
-        src_dir = VENDORED
-        sources, commit = _read_sources(src_dir), _vendored_commit()
-    else:
-        ncnn_src = Path(ncnn_src).expanduser()
-        if not ncnn_src.is_dir():
-            raise KBError(ncnn_src, "not a folder: pass the top folder of an ncnn checkout")
-        src_dir = ncnn_src / "tools" / "onnx"
-        sources = _read_sources(src_dir)  # a clear error before asking git
-        commit = _checkout_commit(ncnn_src)
+    src_dir, sources, commit = source(ncnn_src)
     tools = tools_dir(root)
     final = tools / f"onnx2ncnn-{source_hash(sources)}"
     if _usable(final):
@@ -235,11 +241,10 @@ def build_onnx2ncnn(ncnn_src: Path | None = None, root: Path | None = None, *,
 
 
 def built(root: Path | None = None) -> Path | None:
-    """The cached build of the vendored sources under `<root>/.kb/tools/`, or None. Never compiles."""
-    tools = tools_dir(root)
+    """The newest complete build under `<root>/.kb/tools/`, or None. Never compiles."""
     try:
-        found = [d / BINARY for d in tools.glob(f"onnx2ncnn-{vendored_hash()}") if _usable(d)]
-    except (OSError, KBError):
+        found = [d / BINARY for d in tools_dir(root).glob("onnx2ncnn-*") if d.is_dir() and _usable(d)]
+    except OSError:
         return None
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
@@ -250,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m kb.tools.build", description="Build onnx2ncnn into .kb/tools/.")
     p.add_argument("tool", nargs="?", default="onnx2ncnn", choices=["onnx2ncnn"])
-    p.add_argument("--ncnn-src", type=Path, help="an ncnn git checkout to build from (default: the vendored copy)")
+    p.add_argument("--ncnn-src", type=Path, help="an ncnn git checkout to build from (default: $NCNN_SRC)")
     args = p.parse_args(argv)
     t0 = time.monotonic()
     try:

@@ -57,7 +57,7 @@ def cases():
     # Downscaling by 2 holds the same Resize: the trigger pattern cannot tell scales apart (see the page).
     yield Case("bicubic-downscale", Up(scale=0.5), (torch.rand(1, 3, 24, 24),), ["x"], ["y"], opset=17,
                dynamo=False)
-    yield Case("bicubic-padded", PaddedUp(), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("bicubic-padded", PaddedUp(), (x,), ["x"], ["y"], opset=17, dynamo=False, rewrites="bicubic")
 
 
 def variants():

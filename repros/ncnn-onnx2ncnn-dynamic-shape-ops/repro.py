@@ -63,13 +63,17 @@ def cases():
     torch.manual_seed(0)
     x = torch.randn(1, 3, H, H)
     io = dict(input_names=["in0"], output_names=["out0"])
-    yield Case("view-dynamic-batch", ViewHead(), (x,), opset=13, dynamo=False, torchscript=True,
+    view, up = ViewHead(), Upsample()
+    yield Case("view-dynamic-batch", view, (x,), opset=13, dynamo=False, torchscript=True,
                export_kwargs={"dynamic_axes": BATCH}, **io)
-    yield Case("resize-to-size", Upsample(), (x,), opset=13, dynamo=False, torchscript=True, **io)
+    yield Case("resize-to-size", up, (x,), opset=13, dynamo=False, torchscript=True, **io)
     yield Case("upsample-alone", UpsampleAlone(), (x,), opset=13, dynamo=False, **io)
     # The workaround: a fixed input shape, and onnx-simplifier folds the shape arithmetic into constants.
-    yield Case("view-fixed-onnxsim", ViewHead(), (x,), opset=13, dynamo=False, simplify=True, trigger=False, **io)
-    yield Case("resize-fixed-onnxsim", Upsample(), (x,), opset=13, dynamo=False, simplify=True, trigger=False, **io)
+    # The same modules (same weights) and the same input as the cases they rewrite.
+    yield Case("view-fixed-onnxsim", view, (x,), opset=13, dynamo=False, simplify=True, trigger=False,
+               rewrites="view-dynamic-batch", **io)
+    yield Case("resize-fixed-onnxsim", up, (x,), opset=13, dynamo=False, simplify=True, trigger=False,
+               rewrites="resize-to-size", **io)
 
 
 def variant(name, module, opset=13, dynamo=False, **kw):

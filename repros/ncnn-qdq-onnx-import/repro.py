@@ -40,8 +40,13 @@ def cases():
     x = torch.rand(1, 3, H, H)
     io = dict(input_names=["in0"], output_names=["out0"])
     yield Case("qdq", net(), (x,), opset=13, dynamo=False, quantize=QDQ, **io)
-    # The float model the quantized one was made from.
-    yield Case("float", net(), (x,), opset=13, dynamo=False, torchscript=True, trigger=False, **io)
+    # The float model the quantized one was made from: the same weights (net() seeds them) and the same input,
+    # so its output is the original's torch output (the quantizer runs after the export).
+    yield Case("float", net(), (x,), opset=13, dynamo=False, torchscript=True, trigger=False, rewrites="qdq",
+               **io)
+    # An MLP, quantized the same way: onnx2ncnn writes a .param for it (no conv weight to abort on), which
+    # ncnn then has to load.
+    yield Case("mlp-qdq", net("linear"), (x,), opset=13, dynamo=False, quantize=QDQ, **io)
 
 
 def variant(name, module, opset=13, dynamo=False, **kw):
