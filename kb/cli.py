@@ -211,7 +211,7 @@ def accept(
         if not mine:
             err.print(f"{e.slug}: no records to accept (run `kb check {e.slug}` first)")
             continue
-        n = expectations.accept(e.expected, mine)
+        n = expectations.accept(e.expected, mine, {c.name: c.engine for c in checks.values()})
         err.print(f"{e.slug}: {n} observations accepted into {os.path.relpath(e.expected)}")
 
 

@@ -91,3 +91,35 @@ def test_controls_and_variants_never_count_toward_fixed():
 
 def test_fixed_needs_every_bug_check_measured_and_passing():
     assert summarize({"a": (K.BUG, "fixed"), "b": (K.BUG, "fixed")})[0] == Status.FIXED
+
+
+# The ledger on disk: runs of releases, provenance once, no local ids.
+def test_the_ledger_groups_releases_into_runs_and_keeps_every_verdict(tmp_path):
+    path = tmp_path / "expected.yaml"
+    records = [rec("reproduces", "s", v) for v in ("3.0.0", "3.1.0", "3.2.0")] + [rec("fixed", version="3.4.0"),
+                                                                                   rec("fixed", version="3.6.1")]
+    expectations.accept(path, records, {"c": "mnn"})
+    text = path.read_text()
+    assert "versions: [3.0.0, 3.1.0, 3.2.0]" in text and "versions: [3.4.0, 3.6.1]" in text
+    assert "record:" not in text and text.count("platform:") == 1
+    t = expectations.load(path)
+    assert {v: (e.verdict, e.signature) for v, e in t["c"].items()} == {
+        "3.0.0": ("reproduces", "s"), "3.1.0": ("reproduces", "s"), "3.2.0": ("reproduces", "s"),
+        "3.4.0": ("fixed", None), "3.6.1": ("fixed", None)}
+
+
+def test_accepting_one_release_changes_one_line_of_the_ledger(tmp_path):
+    path = tmp_path / "expected.yaml"
+    expectations.accept(path, [rec("reproduces", "s", v) for v in ("3.0.0", "3.1.0")], {"c": "mnn"})
+    before = path.read_text().splitlines()
+    expectations.accept(path, [rec("reproduces", "s", "3.2.0")], {"c": "mnn"})
+    after = path.read_text().splitlines()
+    assert [(a, b) for a, b in zip(before, after) if a != b] == [
+        ("    - versions: [3.0.0, 3.1.0]", "    - versions: [3.0.0, 3.1.0, 3.2.0]")]
+
+
+def test_a_check_no_longer_declared_leaves_the_ledger(tmp_path):
+    path = tmp_path / "expected.yaml"
+    expectations.accept(path, [rec("fixed")], {"c": "mnn"})
+    expectations.accept(path, [], {"d": "mnn"})
+    assert expectations.load(path) == {}
