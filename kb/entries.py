@@ -49,7 +49,7 @@ def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
     if end < 0:
         raise KBError(path, "the front matter block is not closed by '---'")
     try:
-        data = yaml.safe_load(text[4:end])
+        data = yaml.load(text[4:end], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: fast
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark else ""

@@ -59,13 +59,24 @@ class Statuses:
         self.records: dict[str, list[Record]] = {}
         for r in records:
             self.records.setdefault(r.entry, []).append(r)
+        self._checks: dict[str, list] = {}
+        self._memo: dict[tuple, list[Status]] = {}
 
     def of(self, entry: Entry, wanted: list[Wanted], pattern: str | None = None) -> list[Status]:
-        """The status on each engine asked about; for a matched `pattern`, from the checks it names only."""
+        """The status on each engine asked about; for a matched `pattern`, from the checks it names only.
+        Derived once per entry and pattern: a model matches the same pattern many times."""
+        key = (entry.slug, pattern, tuple(wanted))
+        if key not in self._memo:
+            self._memo[key] = self._of(entry, wanted, pattern)
+        return self._memo[key]
+
+    def _of(self, entry: Entry, wanted: list[Wanted], pattern: str | None) -> list[Status]:
         from kb import expectations
         from kb.checks import load_checks
 
-        checks = list(load_checks(entry).items.values())
+        if entry.slug not in self._checks:
+            self._checks[entry.slug] = list(load_checks(entry).items.values())
+        checks = self._checks[entry.slug]
         named = next((p.checks for p in entry.meta.trigger if p.name == pattern), [])
         if named:
             checks = [c for c in checks if c.name in named]
