@@ -15,9 +15,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from kb import entries as entries_mod
-from kb import expectations
 from kb.errors import KBError
-from kb.records import RecordStore
+from kb.engines import NAMES as ENGINE_NAMES
+from kb.records import RecordStore, rows
 from kb.verdicts import Verdict as V
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -64,57 +64,34 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON array of records")] = False,
     reuse: Annotated[bool, typer.Option(help="reuse records made in this exact environment (resume)")] = False,
 ) -> None:
-    """Run checks, record them, and compare them with the accepted knowledge.
-
-    Exit code: 0 all as accepted, 1 something changed or is new, 2 bad input.
+    """Run checks, record them, and compare them with the accepted knowledge: `pytest repros/...`, the
+    checks only. Exit code: 0 all as accepted, 1 something changed or is new, 2 bad input.
     """
-    from kb.checks import load_checks
-    from kb.harness import run_check
+    import contextlib
+    import tempfile
+
+    import pytest
+
+    from kb.entries import TEST
 
     selected = _select(entry or [])
-    plan = []
-    for e in selected:
-        for c in load_checks(e).items.values():
-            if (engine is None or engine in (c.engine, *c.needs)) and (name is None or c.name == name):
-                plan.append((e, c))
-    if not plan:
-        raise KBError(entries_mod.repo_root() / "repros", "no check matches the selection")
-    from kb.artifacts import prefetch
-
-    prefetch(list({e.slug: e for e, _ in plan}.values()))
-    store = RecordStore()
-    done = _recorded_here(store) if reuse else {}
-    records, changed = [], 0
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True) as progress:
-        task = progress.add_task("checking", total=len(plan))
-        for e, c in plan:
-            progress.update(task, description=f"{e.slug} / {c.name}")
-            rec = done.get((e.slug, c.name))
-            if rec is None:
-                rec = run_check(e, c)
-                store.append(rec)
-            records.append(rec)
-            a = expectations.assess(rec, expectations.load(e.expected))
-            changed += a.status.needs_review
-            if not as_json:
-                style = VERDICT_STYLE[rec.verdict]
-                mark = {"expected": "", "skipped": ""}.get(a.status, f"  <- {a.status.upper()}")
-                progress.console.print(f"[{style}]{rec.verdict:>10}[/] {escape(e.slug)} / {escape(c.name)} "
-                                       f"({rec.engine} {rec.engine_version}){mark}")
-                if a.status.needs_review or rec.verdict == V.SKIPPED:
-                    progress.console.print(f"           {a.message}", style="dim", highlight=False, markup=False)
-            progress.advance(task)
-    if as_json:
-        print(json.dumps(_rows(records), indent=1))
-    else:
-        err.print(f"{len(records)} checks, {changed} not as accepted; records in {store.dir}")
-    raise typer.Exit(1 if changed else 0)
-
-
-def _rows(records) -> list[dict]:
-    keys = ("entry", "check", "kind", "engine", "engine_version", "verdict", "detail")
-    return [{**{k: getattr(r, k) for k in keys}, **r.model_dump(mode="json", exclude=set(keys))} for r in records]
+    if engine is not None and engine not in ENGINE_NAMES:
+        raise KBError("--engine", f"unknown engine {engine!r}; known: {', '.join(ENGINE_NAMES)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        found = Path(tmp) / "records.json"
+        args = [str(e.dir / TEST) for e in selected] + [
+            "-p", "no:cacheprovider", "-q", "--no-header", "--kb-no-contracts", "--kb-json", str(found), "-rfE",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]  # pytest runs in kb's own process
+        args += ["-m", engine] if engine else []
+        args += ["--kb-check", name] if name else []
+        args += ["--kb-reuse"] if reuse else []
+        with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+            code = pytest.main(args)
+        if code == pytest.ExitCode.NO_TESTS_COLLECTED or not found.is_file():
+            raise KBError(entries_mod.repo_root() / "repros", "no check matches the selection")
+        if as_json:
+            print(found.read_text())
+    raise typer.Exit(0 if code == pytest.ExitCode.OK else 1)
 
 
 @app.command()
@@ -157,7 +134,7 @@ def matrix(
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True) as progress:
         records = matrix_mod.run(engine, asked, chosen, workers, progress)
     if as_json:
-        print(json.dumps(_rows(records), indent=1))
+        print(json.dumps(rows(records), indent=1))
         return
     lines = timelines(records, engine)
     # Versions are rows and checks numbered columns, so many versions still fit a terminal.
@@ -173,46 +150,23 @@ def matrix(
     out.print("  ".join(f"{v.short} {v.value}" for v in V if v not in (V.SKIPPED,)))
 
 
-def _recorded_here(store: RecordStore) -> dict:
-    """The newest record per (entry, check) made with exactly this environment's versions."""
-    from kb import versions
-
-    here = versions.environment()
-    records, _ = store.read()
-    return {(r.entry, r.check): r for r in records if r.versions == here and r.verdict != V.ERROR}
-
-
 @app.command()
 def accept(
     entry: Annotated[Optional[list[str]], typer.Argument(help="entry slugs; default: all")] = None,
     name: Annotated[Optional[str], typer.Option("--check", help="only this check")] = None,
 ) -> None:
-    """Accept the newest recorded observations as the entries' expected results."""
+    """Accept the newest recorded observations as the entries' expected results (`pytest --kb-accept`
+    accepts what one run observes)."""
+    from kb.accepting import accept as fold
+
     records, problems = RecordStore().read()
     for p in problems:
         err.print(f"warning: {p}")
-    from kb import versions
-    from kb.checks import load_checks
-
-    for e in _select(entry or []):
-        checks = load_checks(e).items
-        mine, kept_out = [], 0
-        for r in records:
-            if r.entry != e.slug or r.check not in checks or (name is not None and r.check != name):
-                continue
-            # Expectations are keyed by the check's own engine version, so a record made with another
-            # version of an engine it also needs (a matrix over that engine) would be misfiled.
-            if any(r.versions.get(n) != versions.of(n) for n in checks[r.check].needs):
-                kept_out += 1
-                continue
-            mine.append(r)
-        if kept_out:
-            err.print(f"{e.slug}: {kept_out} records made with other versions of a needed engine were kept out")
-        if not mine:
-            err.print(f"{e.slug}: no records to accept (run `kb check {e.slug}` first)")
-            continue
-        n = expectations.accept(e.expected, mine, {c.name: c.engine for c in checks.values()})
-        err.print(f"{e.slug}: {n} observations accepted into {os.path.relpath(e.expected)}")
+    wanted = {e.slug for e in _select(entry or [])}
+    for line in fold([r for r in records if r.entry in wanted], only=name):
+        err.print(line, markup=False, highlight=False)
+    for slug in sorted(wanted - {r.entry for r in records}):
+        err.print(f"{slug}: no records to accept (run `kb check {slug}` first)", markup=False)
 
 
 @app.command()

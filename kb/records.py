@@ -104,3 +104,9 @@ class RecordStore:
                 for lineno, line in enumerate(f, 1):
                     if line.strip():
                         yield path, lineno, line
+
+
+def rows(records: list[Record]) -> list[dict]:
+    """Records as `kb check --json` prints them: the identifying fields first."""
+    keys = ("entry", "check", "kind", "engine", "engine_version", "verdict", "detail")
+    return [{**{k: getattr(r, k) for k in keys}, **r.model_dump(mode="json", exclude=set(keys))} for r in records]

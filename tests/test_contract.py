@@ -111,7 +111,9 @@ def test_entries_are_collected_without_a_test_function_and_the_old_style_still_w
     ids = {ln.strip().removeprefix("repros/") for ln in p.stdout.splitlines() if "::" in ln}
     assert {f"{BUG}/test_checks.py::test_check[convert]", f"{BUG}/test_checks.py::test_check[standard-ops]",
             f"{NAN}/test_checks.py::test_check[sqrt]", f"{GUARD}/test_checks.py::test_check[silu]"} <= ids
-    assert all(i.endswith("]") and "/test_checks.py::test_check[" in i for i in ids)
+    assert all(i.endswith("]") and ("/test_checks.py::test_check[" in i or "::contract[" in i) for i in ids)
+    # each entry's contracts are collected with it: `pytest repros/<slug>` runs them
+    assert {f"{GUARD}/test_checks.py::contract[{c}]" for c in ("explain", "scan", "page", "ledger", "scope")} <= ids
 
 
 def test_a_reproducer_that_lost_its_trigger_judges_no_engine(fixture_entry, corpus):
