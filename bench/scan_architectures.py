@@ -301,7 +301,7 @@ def _pattern_scope(entry, found: list[str], scope: list[str]) -> list[str]:
     engines: set[str] = set()
     for t in entry.meta.trigger:
         if t.name in names:
-            own = [checks[c] for c in t.checks if c in checks and checks[c].kind == "bug"]
+            own = [checks[c] for c in t.measured_by(checks) if checks[c].kind in ("bug", "variant")]
             engines |= {c.engine for c in own} if t.checks else set(entry.meta.engines)
     return [p for p in scope if label.CONVERTER[p] in engines] or scope
 

@@ -8,6 +8,8 @@ anything. kb.harness runs them.
 
 from __future__ import annotations
 
+import ast
+import fnmatch
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,9 +67,13 @@ class Checks:
         return lambda fn: self._add(fn, kind=CheckKind.WORKAROUND, engine=engine, workaround=workaround,
                                     needs=tuple(needs), **tolerances)
 
-    def variants(self, engine: str, signatures: list[str], cases: list[str], *, needs=(), **tolerances):
-        """One bug check per variant case, named `variant-<case>`: `fn(s, case)` runs the same engine
-        path on each. Their verdicts say which variants the engine fails on: the trigger's scope."""
+    def variants(self, engine: str, signatures: list[str], cases: list[str] | None = None, *, needs=(),
+                 **tolerances):
+        """One variant check per variant case, named `variant-<case>`: `fn(s, case)` runs the same engine
+        path on each. Their verdicts say which variants the engine fails on: the trigger's scope.
+        `cases` defaults to every case that repro.py's variants() yields, read from its source."""
+        if cases is None:
+            cases = variant_names(self.dir / "repro.py")
 
         def add(fn: Callable) -> Callable:
             for case in cases:
@@ -97,14 +103,31 @@ class Checks:
         if not any(c.kind == CheckKind.BUG for c in self.items.values()):
             raise KBError(entry.test, "declares no `checks.bug(...)`: an entry's status comes from its bug checks")
         for p in entry.meta.trigger:
-            for name in p.checks:
-                if name not in self.items:
-                    raise KBError(entry.page, f"trigger {p.name!r} names unknown check {name!r}")
+            for glob in p.checks:
+                if not fnmatch.filter(self.items, glob):
+                    raise KBError(entry.page, f"trigger {p.name!r} names unknown check {glob!r}")
         return entry
 
     def pytest(self):
         """Kept so entries written before collection by kb's pytest plugin still import; unused."""
         return None
+
+
+def variant_names(repro: Path) -> list[str]:
+    """The names of the cases `variants()` yields, read from the source (no torch): each `Case("<name>", ...)`."""
+    tree = ast.parse(repro.read_text(encoding="utf-8"))
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "variants"), None)
+    if fn is None:
+        raise KBError(repro, "checks.variants(...) without cases needs a variants() function here")
+    names = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Case":
+            first = node.args[0] if node.args else None
+            if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+                raise KBError(repro, f"line {node.lineno}: a variant's name is computed; pass "
+                                     "checks.variants(..., cases=[...]) instead")
+            names.append(first.value)
+    return names
 
 
 def load_checks(entry: Entry) -> Checks:

@@ -100,7 +100,14 @@ class Pattern(Strict):
     # Ops that may sit on an edge without breaking it: shape-preserving elementwise ops users put
     # between the two (Relu, SiLU's Sigmoid and Mul, a scalar Mul). Each has one computed input.
     through: list[str] = []
-    checks: list[str] = []  # the checks that measure this pattern: a match's status cites only these
+    checks: list[str] = []  # the checks that measure this pattern (names or globs, e.g. variant-*): a
+    # match's status cites only these
+
+    def measured_by(self, names) -> list[str]:
+        """The check names among `names` that `checks` selects."""
+        import fnmatch
+
+        return [n for n in names if any(fnmatch.fnmatchcase(n, g) for g in self.checks)]
 
     @model_validator(mode="after")
     def _connected(self) -> Pattern:

@@ -83,6 +83,10 @@ class MNN(Engine):
         return Outputs.load(case, out, f"MNN {self.version()}")
 
 
+    def convert_run(self, case: str, *flags: str) -> Outputs:
+        """The default MNN path: mnnconvert (with `flags`), then the Module API."""
+        return self.run(self.convert(case, *flags, tag=""), case)
+
     def run_session(self, model: Path, case: str | None = None) -> Outputs:
         """The same with MNN's Session API (Interpreter, createSession, resizeSession, runSession)."""
         case = case or model.name.split(".")[0]

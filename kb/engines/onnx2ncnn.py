@@ -82,3 +82,8 @@ class Onnx2Ncnn(Engine):
                                 shown=f"onnx2ncnn {model.name} {param.name} {bin.name}"),
                     produces=[param, bin])
         return param, bin
+
+    def run(self, case: str, model: Path | None = None, inputs=("in0",), outputs=("out0",)):
+        """The onnx2ncnn path users take: convert the case's ONNX (or `model`), then run it on ncnn."""
+        param, bin = self.convert(model or self.s.artifacts.onnx(case))
+        return self.s.ncnn.run(param, bin, case, list(inputs), list(outputs))

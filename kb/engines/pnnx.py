@@ -95,6 +95,14 @@ class PNNX(Engine):
                     produces=[param, bin])
         return param, bin
 
+    def to_ncnn(self, case: str, source: str | Path = "torchscript", inputs=("in0",), outputs=("out0",)):
+        """The pnnx path users take: convert the case's traced TorchScript (or its "onnx", or a model
+        file), then run the .param on ncnn, fed as pnnx's own script feeds it."""
+        model = source if isinstance(source, Path) else (
+            self.s.artifacts.torchscript(case) if source == "torchscript" else self.s.artifacts.onnx(case))
+        param, bin = self.convert(model, case)
+        return self.s.ncnn.run(param, bin, case, list(inputs), list(outputs))
+
     @staticmethod
     def feeding(param: Path) -> Feeding | None:
         return feeding(param)

@@ -77,8 +77,9 @@ class Statuses:
         if entry.slug not in self._checks:
             self._checks[entry.slug] = list(load_checks(entry).items.values())
         checks = self._checks[entry.slug]
-        named = next((p.checks for p in entry.meta.trigger if p.name == pattern), [])
-        if named:
+        chosen = next((p for p in entry.meta.trigger if p.name == pattern and p.checks), None)
+        if chosen:
+            named = chosen.measured_by([c.name for c in checks])
             checks = [c for c in checks if c.name in named]
         st = derive(entry.meta.engines, checks, expectations.load(entry.expected), self.records.get(entry.slug, []))
         engines = {es.engine: es for es in st.engines}

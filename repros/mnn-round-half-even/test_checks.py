@@ -1,9 +1,8 @@
 from kb.harness import Checks
 
 checks = Checks(__file__)
-VARIANTS = ["round-opset13", "round-opset18-dynamo", "round-onnxsim", "fake-quant", "fake-quant-dynamo",
-            "conv-relu-round", "round-decimals", "floor-near-miss", "ceil-near-miss", "floor-rewrite-dynamo",
-            "fake-quant-floor-rewrite"]
+# Rounded outputs are exact (integers, or multiples of 0.1 / 0.5): 1e-5 absorbs only float noise, measured 0 where
+# MNN is right; a wrong tie is off by a whole step (0.1 or more).
 
 
 @checks.bug("mnn", ["half-away-from-zero"], atol=1e-5, rtol=0)
@@ -12,7 +11,7 @@ def round_ties(s):
     return s.mnn.run(s.mnn.convert("round"))
 
 
-@checks.variants("mnn", ["half-away-from-zero"], VARIANTS, atol=1e-5, rtol=0)
+@checks.variants("mnn", ["half-away-from-zero"], atol=1e-5, rtol=0)
 def variant(s, case):
     """Convert with mnnconvert and run with MNN; compare with torch."""
     return s.mnn.run(s.mnn.convert(case))
