@@ -59,6 +59,15 @@ def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
     return data, text[end + 5:]
 
 
+def placeholders(data, at: str = "") -> list[str]:
+    """The fields of the front matter still holding the template's TODO."""
+    if isinstance(data, dict):
+        return [p for k, v in data.items() for p in placeholders(v, f"{at}.{k}" if at else str(k))]
+    if isinstance(data, list):
+        return [p for i, v in enumerate(data) for p in placeholders(v, f"{at}.{i}")]
+    return [at] if isinstance(data, str) and "TODO" in data else []
+
+
 def load_entry(folder: Path) -> Entry:
     slug = folder.name
     page = folder / PAGE
@@ -69,6 +78,11 @@ def load_entry(folder: Path) -> Entry:
     if not re.match(SLUG, slug):
         raise KBError(folder, "folder name is not a valid slug (lowercase words joined by '-')")
     data, body = split_front_matter(page.read_text(encoding="utf-8"), page)
+    todo = placeholders(data)
+    if todo:
+        raise KBError(page, f"still to fill in (the template's TODOs): {', '.join(todo)}")
+    if "TODO" in body:
+        raise KBError(page, "still to fill in: the page's text has TODOs")
     try:
         meta = EntryMeta.model_validate(data)
     except ValidationError as e:

@@ -17,15 +17,13 @@ from kb.schema import SLUG
 TEMPLATES = Path(__file__).parent / "templates" / "entry"
 # The first line of a check for each engine: what it usually runs.
 EXAMPLE = {
-    "mnn": 'return s.mnn.run(s.mnn.convert("trigger"))',
-    "ncnn": 'param, bin = s.pnnx.convert(s.artifacts.onnx("trigger"), "trigger")\n    '
-            'return s.ncnn.run(param, bin, "trigger", ["in0"], ["out0"])',
-    "pnnx": 'param, bin = s.pnnx.convert(s.artifacts.torchscript("trigger"), "trigger")\n    '
-            'return s.ncnn.run(param, bin, "trigger", ["in0"], ["out0"])',
-    "onnx2ncnn": 'param, bin = s.onnx2ncnn.convert(s.artifacts.onnx("trigger"))\n    '
-                 'return s.ncnn.run(param, bin, "trigger", ["in0"], ["out0"])',
+    "mnn": 'return s.mnn.convert_run("trigger")',
+    "ncnn": 'return s.pnnx.to_ncnn("trigger")',
+    "pnnx": 'return s.pnnx.to_ncnn("trigger")',
+    "onnx2ncnn": 'return s.onnx2ncnn.run("trigger")',
     "onnxruntime": 'return s.onnxruntime.run(s.artifacts.onnx("trigger"), "trigger")',
 }
+STEP = {"mnn": "mnnconvert", "ncnn": "ncnn", "pnnx": "pnnx", "onnx2ncnn": "onnx2ncnn", "onnxruntime": "onnxruntime"}
 
 
 def next_id(root: Path) -> str:
@@ -45,7 +43,7 @@ def new_entry(slug: str, engine: str, root: Path | None = None) -> Path:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     values = {"slug": slug, "id": next_id(root), "engine": engine, "engines": ", ".join(ENGINES),
-              "today": date.today().isoformat(), "example": EXAMPLE[engine]}
+              "today": date.today().isoformat(), "example": EXAMPLE[engine], "step": STEP[engine]}
     folder.mkdir(parents=True)
     for name in (PAGE, REPRO, TEST):
         (folder / name).write_text(env.get_template(f"{name}.j2").render(values), encoding="utf-8")

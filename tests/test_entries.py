@@ -80,7 +80,9 @@ def test_cli_reports_a_broken_entry_in_one_line(fixture_entry):
     assert "Traceback" not in p.stderr + p.stdout
 
 
-def test_kb_new_scaffolds_an_entry_that_loads_and_says_what_to_write(fixture_corpus):
+def test_kb_new_scaffolds_an_entry_whose_placeholders_fail_until_filled_in(fixture_corpus):
+    import re
+
     from kb import engines
     from kb.harness import run_check
 
@@ -89,9 +91,17 @@ def test_kb_new_scaffolds_an_entry_that_loads_and_says_what_to_write(fixture_cor
     assert p.returncode == 0, p.stderr
     folder = fixture_corpus / "repros" / slug
     assert sorted(f.name for f in folder.iterdir()) == ["README.md", "repro.py", "test_checks.py"]
-    listed = kb("list")
-    assert listed.returncode == 0, listed.stderr
-    assert "KB904" in listed.stdout and slug in listed.stdout  # the next free id
+    listed = kb("list")  # a placeholder is a broken entry: one line naming the file and what is left
+    assert listed.returncode != 0 and "Traceback" not in listed.stderr
+    assert f"repros/{slug}/README.md: still to fill in" in listed.stderr
+    assert "title" in listed.stderr and "trigger.0.nodes.first.op" in listed.stderr and "zh.title" in listed.stderr
+    # filled in, it loads: a one-check entry in the lines a user writes
+    page = folder / "README.md"
+    text = re.sub(r'"TODO[^"]*"', '"written"', page.read_text())
+    text = text.replace("{op: TODO}", "{op: Einsum}").replace("'TODO: a regex for the engine''s own line'",
+                                                              "'Einsum failed'")
+    text = text.replace("TODO: ", "")
+    page.write_text(text)
     entry = load_entry(folder)
     assert (entry.meta.id, entry.meta.engines) == ("KB904", ["mnn"])
     checks = load_checks(entry)
