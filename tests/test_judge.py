@@ -135,3 +135,11 @@ def test_shapes_are_compared_as_shapes():
     assert (j.verdict, j.signature) == ("reproduces", "wrong-shape")  # declared: the shape is the bug
     no_batch = compare(Outputs("c", {"y": np.arange(6, dtype=np.float32).reshape(1, 2, 3)}, "ncnn"), ref, 1e-4, 0)
     assert no_batch.close  # a unit axis dropped or added is the same tensor
+
+
+def test_torchs_own_infinities_are_not_nan_and_a_nan_input_can_be_rewritten():
+    ref = Outputs("c", {"y": np.array([np.inf, 1.0, np.nan])}, "torch")
+    same = compare(Outputs("c", {"y": np.array([np.inf, 1.0, np.nan])}, "MNN"), ref, 1e-4, 0)
+    assert same.close and same.metrics.nan == 0
+    worse = compare(Outputs("c", {"y": np.array([np.inf, np.nan, np.nan])}, "MNN"), ref, 1e-4, 0)
+    assert not worse.close and worse.metrics.nan == 1
