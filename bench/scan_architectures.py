@@ -3,7 +3,7 @@
 For every ONNX file exported by bench/arch/export.py (hand-written ConvNeXt, ViT, Swin, UNet, GRU/LSTM,
 LLaMA-style, deconvolution decoders, ... exported with dynamo=False at opset 13/17, dynamo=True, onnxsim,
 onnxruntime quantization), `kb.match.scan.find_problems` says which entries it matches. The truth
-comes from engine runs (bench/arch/label.py, recorded in bench/arch/labels.json): an entry is a true
+comes from engine runs (bench/arch/label.py, recorded in bench/arch/labels.jsonl): an entry is a true
 problem on a file when the engine fails there the way the entry describes (label.fails_as_described).
 
 Per entry: true positives, missed files (the engine fails as described, the scan is silent) and
@@ -11,7 +11,7 @@ false alarms (the scan reports, the engine does not fail as described), with the
 An entry whose accepted status on the measured engine version is "fixed" is a guard: its matches
 are not false alarms, and a failure as described there would be a regression; guards are listed apart.
 
-    python bench/scan_architectures.py              # labels from bench/arch/labels.json
+    python bench/scan_architectures.py              # labels from bench/arch/labels.jsonl
     python bench/scan_architectures.py --relabel    # rerun the engines (cached by file and versions)
 """
 
@@ -83,7 +83,7 @@ def corpus(rev: str | None):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--relabel", action="store_true", help="rerun the engine pipelines and rewrite labels.json")
+    ap.add_argument("--relabel", action="store_true", help="rerun the engine pipelines and rewrite labels.jsonl")
     ap.add_argument("--no-cache", action="store_true", help="with --relabel: ignore the cached engine runs")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--corpus", metavar="REV", help="judge the entries of this git revision (default: the working tree)")

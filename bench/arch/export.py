@@ -44,7 +44,7 @@ EXPORT_TIMEOUT = 1500.0
 class File:
     """One exported ONNX file and what is needed to run it."""
 
-    name: str  # "<family>.<variant>", the key in labels.json
+    name: str  # "<family>.<variant>", the key in labels.jsonl
     family: str
     kind: str  # "cnn", "rnn", "other"
     variant: str

@@ -45,7 +45,7 @@ sys.path.insert(0, str(HERE))
 import export  # noqa: E402
 from export import CACHE, File  # noqa: E402
 
-LABELS = HERE / "labels.json"
+LABELS = HERE / "labels.jsonl"  # a header line, then one sorted line per file: a relabel diffs by row
 RUNS_VERSION = "3"  # bump when a pipeline changes what it runs
 FLOAT_TOL, QUANT_TOL = 0.01, 0.1
 PIPELINES = ["mnn", "mnn-allow-custom-op", "mnn-session", "mnn-quant-ema", "mnn-quant-kl", "onnx2ncnn", "pnnx"]
@@ -547,7 +547,7 @@ def _run_key(f: File, versions: dict) -> str:
 
 
 def relabel(files: list[File] | None = None, jobs: int = 2, use_cache: bool = True) -> dict:
-    """Run (or take from the run cache) every pipeline on every file; write and return labels.json."""
+    """Run (or take from the run cache) every pipeline on every file; write and return labels.jsonl."""
     files = files if files is not None else export.ensure()
     onnx2ncnn = onnx2ncnn_binary()
     versions = engine_versions()
@@ -598,12 +598,20 @@ def relabel(files: list[File] | None = None, jobs: int = 2, use_cache: bool = Tr
             "family": f.family, "kind": f.kind, "variant": f.variant, "sha256": _sha(f.path)[:16],
             "pipelines": ev, "ablations": abl,
         }
-    LABELS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    write(out)
     return out
 
 
+def write(labels: dict) -> None:
+    head = {k: v for k, v in labels.items() if k != "files"}
+    lines = [json.dumps(head, sort_keys=True)]
+    lines += [json.dumps({"file": name, **row}, sort_keys=True) for name, row in sorted(labels["files"].items())]
+    LABELS.write_text("\n".join(lines) + "\n")
+
+
 def load() -> dict:
-    return json.loads(LABELS.read_text())
+    head, *rows = [json.loads(line) for line in LABELS.read_text().splitlines() if line.strip()]
+    return {**head, "files": {r.pop("file"): r for r in rows}}
 
 
 # ---------------------------------------------------------------------------------------- derivation
@@ -694,7 +702,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-cache", action="store_true", help="rerun every engine step")
     ap.add_argument("--only", nargs="*", help="file names (family.variant) to label, for debugging; "
-                                              "labels.json is not written")
+                                              "labels.jsonl is not written")
     args = ap.parse_args()
     fs = export.ensure()
     if args.only:
