@@ -15,16 +15,26 @@ def reflection_align_corners(s):
     return s.mnn.run(s.mnn.convert("reflection-align-corners"))
 
 
-@checks.bug("mnn", BUG)
+@checks.control("mnn")
 def border_control(s):
     """Control: padding_mode='border' on the same grid."""
     return s.mnn.run(s.mnn.convert("border-control"))
 
 
-@checks.bug("mnn", BUG)
+@checks.control("mnn")
 def zeros_control(s):
     """Control: padding_mode='zeros' on the same grid."""
     return s.mnn.run(s.mnn.convert("zeros-control"))
+
+
+@checks.control("mnn")
+def computes_border(s):
+    """MNN's output for the reflection model, compared with torch's padding_mode='border' output on the same
+    input and grid: it works while MNN clamps in place of reflecting (it breaks once MNN reflects)."""
+    got = s.mnn.run(s.mnn.convert("reflection"))
+    border = s.artifacts.reference("border-control")
+    border.source = "torch padding_mode='border'"
+    return s.against(got, border)
 
 
 @checks.workaround("mnn", "mirror-grid-then-border")

@@ -1,5 +1,7 @@
 """known-bug: alibaba/MNN#2916 -- grouped ConvTranspose + BatchNorm/Scale folded wrongly by mnnconvert."""
 
+import copy
+
 import torch
 from torch import nn
 
@@ -46,20 +48,25 @@ class DeconvScale(DeconvBN):
         return self.deconv(x) * self.scale + self.shift
 
 
-def case(name: str, model: nn.Module, cin: int, trigger: bool = True, dynamo: bool = False, opset: int = 13) -> Case:
-    x = torch.randn(1, cin, 7, 9)
+def case(name: str, model: nn.Module, cin: int, trigger: bool = True, dynamo: bool = False, opset: int = 13,
+         x: torch.Tensor | None = None, rewrites: str | None = None) -> Case:
+    x = torch.randn(1, cin, 7, 9) if x is None else x
     # dynamo=True folds BN into the ConvTranspose and hides the pattern: only the workaround uses it.
-    return Case(name, model, (x,), ["x"], ["y"], opset=18 if dynamo else opset, dynamo=dynamo, trigger=trigger)
+    return Case(name, model, (x,), ["x"], ["y"], opset=18 if dynamo else opset, dynamo=dynamo, trigger=trigger,
+                rewrites=rewrites)
 
 
 def cases():
     torch.manual_seed(0)
-    yield case("grouped-bn", DeconvBN(8, 16, groups=4), 8)
+    original = case("grouped-bn", DeconvBN(8, 16, groups=4), 8)
+    yield original
     yield case("grouped-bn-uneven", DeconvBN(8, 12, groups=2), 8)
     yield case("grouped-scale", DeconvScale(8, 16, groups=4), 8)
     yield case("depthwise-bn", DeconvBN(16, 16, groups=16), 16, trigger=False)  # control: never affected
     yield case("ungrouped-bn", DeconvBN(8, 16, groups=1), 8, trigger=False)  # control
-    yield case("grouped-bn-folded", DeconvBN(8, 16, groups=4), 8, trigger=False, dynamo=True)  # workaround
+    # The workaround: the same module (same weights and BN statistics) on the same input, exported with dynamo=True.
+    yield case("grouped-bn-folded", copy.deepcopy(original.module), 8, trigger=False, dynamo=True,
+               x=original.inputs[0], rewrites="grouped-bn")
 
 
 def variants():

@@ -6,19 +6,19 @@ VARIANTS = ["bias-false", "seq-first", "two-layers", "bidirectional", "with-stat
             "opset17-onnxsim", "bias-false-bidirectional", "unrolled-cell", "gru"]
 
 
-@checks.bug("mnn", SIGS, atol=1e-3)
+@checks.bug("mnn", SIGS)
 def lstm(s):
     """batch_first LSTM between two Linears, default converter flags (a While loop from MNN 3.4)."""
     return s.mnn.run(s.mnn.convert("lstm"))
 
 
-@checks.bug("mnn", SIGS, atol=1e-3)
+@checks.bug("mnn", SIGS)
 def lstm_origin_rnn_impl(s):
     """The same with --useOriginRNNImpl, which keeps MNN's own LSTM op."""
     return s.mnn.run(s.mnn.convert("lstm", "--useOriginRNNImpl", tag="origin"))
 
 
-@checks.variants("mnn", SIGS, VARIANTS, atol=1e-3)
+@checks.variants("mnn", SIGS, VARIANTS)
 def convert_and_run(s, case):
     """mnnconvert with default flags, then MNN's module API; compared with torch."""
     return s.mnn.run(s.mnn.convert(case))

@@ -26,6 +26,9 @@ def cases():
     net = Net()
     yield Case("float-conv", net, (x,), ["input"], ["output"], opset=13, dynamo=False, trigger=False)
     # Batch 3 == 3 channels: the permuted shape is valid, so nothing fails loudly.
+    # The workaround: the same float model, quantized by MNN instead of onnxruntime (judged against float-conv).
+    yield Case("float-conv-w8", net, (x,), ["input"], ["output"], opset=13, dynamo=False, trigger=False,
+               rewrites="float-conv")
     yield Case("float-conv-batch3", net, (torch.randn(3, 3, 32, 32),), ["input"], ["output"], opset=13,
                dynamo=False, trigger=False)
 

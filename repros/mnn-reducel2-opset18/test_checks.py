@@ -1,7 +1,7 @@
 from kb.checks import Checks
 
 checks = Checks(__file__)
-SIGS = ["wrong-values"]
+SIGS = ["wrong-shape", "wrong-values"]
 VARIANTS = ["norm", "norm-no-keepdim", "norm-last-axis", "norm-after-relu", "norm-dynamo", "norm-onnxsim", "normalize",
             "l1", "logsumexp", "mean", "sum", "amax", "norm-attr-opset17", "sqrt-sum-sq"]
 

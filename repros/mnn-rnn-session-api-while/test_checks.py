@@ -15,7 +15,7 @@ def gru_session(s):
     return s.mnn.run_session(s.mnn.convert("gru"), "gru")
 
 
-@checks.bug("mnn", BUG)
+@checks.control("mnn")
 def conv_control_session(s):
     """Control: no recurrent layer, the Session API runs it."""
     return s.mnn.run_session(s.mnn.convert("conv-control"), "conv-control")

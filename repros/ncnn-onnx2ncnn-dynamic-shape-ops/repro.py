@@ -52,13 +52,6 @@ class Upsample(nn.Module):
         raise ValueError(self.how)
 
 
-class UpsampleAlone(nn.Module):
-    """interpolate(size=...) alone, without weights: what the hand-written .param of the ncnn check holds."""
-
-    def forward(self, x):
-        return F.interpolate(x, size=(x.shape[2] * 2, x.shape[3] * 2), mode="nearest")
-
-
 def cases():
     torch.manual_seed(0)
     x = torch.randn(1, 3, H, H)
@@ -67,7 +60,6 @@ def cases():
     yield Case("view-dynamic-batch", view, (x,), opset=13, dynamo=False, torchscript=True,
                export_kwargs={"dynamic_axes": BATCH}, **io)
     yield Case("resize-to-size", up, (x,), opset=13, dynamo=False, torchscript=True, **io)
-    yield Case("upsample-alone", UpsampleAlone(), (x,), opset=13, dynamo=False, **io)
     # The workaround: a fixed input shape, and onnx-simplifier folds the shape arithmetic into constants.
     # The same modules (same weights) and the same input as the cases they rewrite.
     yield Case("view-fixed-onnxsim", view, (x,), opset=13, dynamo=False, simplify=True, trigger=False,

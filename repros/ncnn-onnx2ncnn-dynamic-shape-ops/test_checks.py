@@ -4,22 +4,8 @@ checks = Checks(__file__)
 VIEW = ["shape-not-supported", "shape-not-registered"]
 RESIZE = ["resize-sizes-empty", "shape-not-supported", "shape-not-registered"]
 # ncnn's x86 InnerProduct keeps its weights in fp16 where the CPU has F16C, and pnnx writes fp16 weights:
-# a correct result differs from torch by up to a few 1e-4.
-TOL = dict(atol=2e-3, rtol=2e-3)
-
-# What onnx2ncnn writes for upsample-alone (tools/onnx/onnx2ncnn.cpp): it prints "Shape not supported yet!",
-# passes Shape through under its ONNX name, and writes the Resize as an Interp whose size comes from that blob.
-UPSAMPLE_AS_ONNX2NCNN_WRITES_IT = """
-7767517
-7 8
-Input            in0                      0 1 in0
-Split            splitncnn_input0         1 2 in0 in0_splitncnn_0 in0_splitncnn_1
-MemoryData       /Constant_3_output_0     0 1 /Constant_3_output_0 0=2
-Shape            /Shape                   1 1 in0_splitncnn_1 /Shape_output_0
-Crop             /Slice                   1 1 /Shape_output_0 /Slice_output_0 -23309=0 -23310=0
-Concat           /Concat                  2 1 /Slice_output_0 /Constant_3_output_0 /Concat_output_0 0=0
-Interp           /Resize                  2 1 in0_splitncnn_0 /Concat_output_0 out0 0=1 1=1.000000e+00 2=1.000000e+00 3=0 4=0 6=0
-"""
+# measured up to 8.6e-4 abs (pnnx before 20261020; 3.2e-4 on 20261020), 5.8e-5 for onnx2ncnn.
+TOL = dict(atol=1e-3, rtol=1e-3)
 
 
 def via_onnx2ncnn(s, case):
@@ -44,11 +30,11 @@ def onnx2ncnn_resize_to_size(s):
     return via_onnx2ncnn(s, "resize-to-size")
 
 
-@checks.bug("ncnn", RESIZE)
+@checks.bug("ncnn", ["shape-not-registered"], needs=["onnx2ncnn"])
 def ncnn_loads_shape_layer(s):
-    """The runtime half, with the pip ncnn alone: the .param onnx2ncnn writes for upsample-alone."""
-    param = s.ncnn.write_param("upsample-alone.param", UPSAMPLE_AS_ONNX2NCNN_WRITES_IT)
-    return s.ncnn.run(param, None, "upsample-alone", ["in0"], ["out0"])
+    """The runtime half, keyed by the ncnn release: the .param that onnx2ncnn a4d2ea1 writes for
+    resize-to-size, loaded by that ncnn. It shows only that the ncnn release has no layer named Shape."""
+    return via_onnx2ncnn(s, "resize-to-size")
 
 
 @checks.workaround("onnx2ncnn", "onnxsim-fixed-shape", needs=["ncnn"], **TOL)

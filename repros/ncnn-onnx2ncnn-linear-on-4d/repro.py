@@ -1,4 +1,4 @@
-"""found here: a Linear applied to a channels-last 4-D tensor (ConvNeXt's MLP) becomes an ncnn InnerProduct,
+"""known-bug: Tencent/ncnn#2613 -- a Linear applied to a channels-last 4-D tensor (ConvNeXt's MLP) becomes an ncnn InnerProduct,
 which flattens the whole blob instead of working on the last axis."""
 
 import torch
@@ -88,7 +88,7 @@ class Head(nn.Module):
 
 
 def fixed_linear():
-    """A C -> C Linear with weights test_checks.py can rebuild without torch: w[i, j] = ((i*C + j) % 7 - 3) / 10."""
+    """A C -> C Linear with fixed, readable weights: w[i, j] = ((i*C + j) % 7 - 3) / 10."""
     fc = nn.Linear(C, C)
     with torch.no_grad():
         fc.weight.copy_(((torch.arange(C * C) % 7 - 3) / 10).reshape(C, C))
@@ -97,7 +97,7 @@ def fixed_linear():
 
 
 class PermuteLinear(nn.Module):
-    """The smallest case: permute to channels last, one Linear. No conv, so a hand-written .param can hold it."""
+    """The smallest case: permute to channels last, one Linear (onnx2ncnn writes a Permute and an InnerProduct)."""
 
     def __init__(self):
         super().__init__()
@@ -116,8 +116,11 @@ def cases():
     torch.manual_seed(0)
     x = torch.randn(1, C, H, H)
     io = dict(input_names=["in0"], output_names=["out0"])
-    yield Case("convnext-mlp", mlp(), (x,), opset=13, dynamo=False, torchscript=True, **io)
-    yield Case("conv1x1-mlp", ConvMLP(mlp()), (x,), opset=13, dynamo=False, trigger=False, **io)
+    block = mlp()
+    yield Case("convnext-mlp", block, (x,), opset=13, dynamo=False, torchscript=True, **io)
+    # The workaround: the same block's weights as 1x1 convolutions, fed the same input.
+    yield Case("conv1x1-mlp", ConvMLP(block), (x,), opset=13, dynamo=False, trigger=False, rewrites="convnext-mlp",
+               **io)
     yield Case("permute-linear", PermuteLinear(), (x,), opset=13, dynamo=False, **io)
 
 

@@ -1,34 +1,10 @@
 from kb.checks import Checks
 
 checks = Checks(__file__)
-BUG = ["nan-output", "wrong-output"]
+BUG = ["wrong-shape", "nan-output", "wrong-output"]
 # ncnn's x86 InnerProduct keeps its weights in fp16 where the CPU has F16C: a correct result differs from
-# torch by a few 1e-4 (the tokens near miss shows it), the bug by orders of magnitude more.
-TOL = dict(atol=2e-3, rtol=2e-3)
-
-
-C = 8
-# What onnx2ncnn writes for permute-linear (tools/onnx/onnx2ncnn.cpp: a MatMul with a constant 2-D weight
-# becomes InnerProduct 0=num_output 1=bias_term 2=weight_data_size).
-PERMUTE_LINEAR_AS_ONNX2NCNN_WRITES_IT = f"""
-7767517
-3 3
-Input            in0                      0 1 in0
-Permute          /Transpose               1 1 in0 t0 0=3
-InnerProduct     /fc/MatMul               1 1 t0 out0 0={C} 1=1 2={C * C}
-"""
-
-
-def permute_linear_bin(path):
-    """The Linear of repro.PermuteLinear in ncnn's .bin layout: a 0 tag (fp32), weight (out x in), bias."""
-    import struct
-
-    import numpy as np
-
-    w = ((np.arange(C * C) % 7 - 3) / 10).astype(np.float32)
-    b = (np.arange(C) / 10).astype(np.float32)
-    path.write_bytes(struct.pack("<I", 0) + w.tobytes() + b.tobytes())
-    return path
+# torch by up to 9.2e-4 (measured on the tokens near miss), the bug by orders of magnitude more.
+TOL = dict(atol=1e-3, rtol=1e-3)
 
 
 def via_onnx2ncnn(s, case):
@@ -48,28 +24,28 @@ def onnx2ncnn_permute_linear(s):
     return via_onnx2ncnn(s, "permute-linear")
 
 
-@checks.bug("ncnn", BUG, **TOL)
+@checks.bug("ncnn", BUG, needs=["onnx2ncnn"], **TOL)
 def ncnn_innerproduct_on_3d_blob(s):
-    """The runtime half, with the pip ncnn alone: the Permute + InnerProduct onnx2ncnn writes for permute-linear."""
-    param = s.ncnn.write_param("permute-linear.param", PERMUTE_LINEAR_AS_ONNX2NCNN_WRITES_IT)
-    bin = permute_linear_bin(s.path("permute-linear.bin"))
-    return s.ncnn.run(param, bin, "permute-linear", ["in0"], ["out0"])
+    """The runtime half, keyed by the ncnn release: the Permute + InnerProduct that onnx2ncnn a4d2ea1 writes
+    for permute-linear, run by this ncnn."""
+    return via_onnx2ncnn(s, "permute-linear")
 
 
-@checks.workaround("onnx2ncnn", "conv1x1", needs=["ncnn"], **TOL)
+@checks.workaround("onnx2ncnn", "conv1x1", needs=["ncnn"])
 def onnx2ncnn_conv1x1_mlp(s):
     """The same MLP written as 1x1 convolutions on NCHW, through onnx2ncnn."""
     return via_onnx2ncnn(s, "conv1x1-mlp")
 
 
-@checks.workaround("pnnx", "pnnx", needs=["ncnn"], atol=2e-3, rtol=2e-3)
+# pnnx stores the weights as fp16: measured up to 3.8e-4 abs over pnnx 20240226 to 20261020.
+@checks.workaround("pnnx", "pnnx", needs=["ncnn"], atol=1e-3, rtol=1e-3)
 def pnnx_torchscript_convnext_mlp(s):
     """pnnx from TorchScript (its fp16 weight storage explains differences of a few 1e-4)."""
     param, bin = s.pnnx.convert(s.artifacts.torchscript("convnext-mlp"), "convnext-mlp")
     return s.ncnn.run(param, bin, "convnext-mlp", ["in0"], ["out0"])
 
 
-@checks.workaround("pnnx", "pnnx", needs=["ncnn"], atol=2e-3, rtol=2e-3)
+@checks.workaround("pnnx", "pnnx", needs=["ncnn"], atol=1e-3, rtol=1e-3)  # as above: fp16 weights
 def pnnx_onnx_convnext_mlp(s):
     param, bin = s.pnnx.convert(s.artifacts.onnx("convnext-mlp"), "convnext-mlp")
     return s.ncnn.run(param, bin, "convnext-mlp", ["in0"], ["out0"])

@@ -2,9 +2,12 @@ from kb.checks import Checks
 
 checks = Checks(__file__)
 ABORT = ["protobuf-index-abort"]
-# onnx2ncnn writes every ONNX Gelu as ncnn's tanh-approximated GELU (0=1), and pnnx stores fp16 weights:
-# a correct result differs from torch by up to about 1e-3.
-TOL = dict(atol=2e-3, rtol=2e-3)
+# ncnn's x86 InnerProduct keeps fp16 weights where the CPU has F16C, and pnnx stores fp16 weights: a correct
+# result differs from torch by up to 7.6e-4 (measured: onnx2ncnn opset-17 MLP, SiLU variant; pnnx up to 1.7e-4).
+TOL = dict(atol=1e-3, rtol=1e-3)
+# Approximate: onnx2ncnn writes every ONNX Gelu as ncnn's tanh-approximated GELU (0=1); measured 5.6e-4 from
+# torch's erf GELU here (9.6e-4 on the gelu-dynamo-opset20 variant's weights), fp16 weights included.
+APPROX_GELU = dict(atol=1e-3, rtol=1e-3)
 VARIANTS = ["gelu-dynamo-opset19", "gelu-dynamo-onnxsim", "gelu-tanh-dynamo", "gelu-tanh-torchscript",
             "convnext-dynamo", "vit-dynamo", "swin-torchscript", "scale-first-dynamo",
             "convnext-torchscript", "swin-dynamo", "gru-dynamo", "convnet-default",
@@ -68,7 +71,7 @@ def ncnn_runs_mlp_opset17(s):
     return via_onnx2ncnn(s, "mlp-gelu-opset17")
 
 
-@checks.workaround("onnx2ncnn", "dynamo-opset20", needs=["ncnn"], **TOL)
+@checks.workaround("onnx2ncnn", "dynamo-opset20", needs=["ncnn"], **APPROX_GELU)
 def onnx2ncnn_mlp_dynamo_opset20(s):
     """dynamo=True at opset 20 writes GELU as one Gelu node, which onnx2ncnn converts."""
     return via_onnx2ncnn(s, "mlp-gelu-dynamo-opset20")
