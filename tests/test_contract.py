@@ -43,11 +43,12 @@ def digest(folder):
 
 def set_expected(folder, check, **fields):
     """Change every accepted version of `check`."""
+    from kb import expectations
+
     path = folder / "expected.yaml"
-    data = yaml.safe_load(path.read_text())
-    for accepted in data[check].values():
-        accepted.update(fields)
-    path.write_text(yaml.safe_dump(data))
+    table = expectations.load(path)
+    table[check] = {v: e.model_copy(update=fields) for v, e in table[check].items()}
+    expectations.write(path, table, {})
 
 
 def edit(path, old, new):
@@ -118,7 +119,7 @@ def test_entries_are_collected_without_a_test_function_and_the_old_style_still_w
 
 def test_a_reproducer_that_lost_its_trigger_judges_no_engine(fixture_entry, corpus):
     folder = fixture_entry(NAN)
-    edit(folder / "repro.py", "d.abs() if self.safe else d", "d.abs()")  # the trigger case is now a control
+    edit(folder / "repro.py", "if self.safe else SqrtCentred.apply(x)", "")  # the trigger case is now a control
     p = pytest_run(corpus, "-k", "sqrt")
     assert p.returncode == 1
     assert "case 'sqrt' exported without the trigger pattern" in p.stdout
