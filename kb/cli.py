@@ -37,10 +37,10 @@ def _select(slugs: list[str]):
 @app.command("list")
 def list_() -> None:
     """List the entries."""
-    t = Table("id", "slug", "engines", "title")
-    for e in entries_mod.load_all():
-        t.add_row(e.meta.id, e.slug, ",".join(e.meta.engines), e.meta.title)
-    out.print(t)
+    entries = entries_mod.load_all()
+    w = max((len(e.slug) for e in entries), default=4)
+    for e in entries:  # plain columns: a slug is an address and is never cut
+        print(f"{e.meta.id}  {e.slug:<{w}}  {','.join(e.meta.engines):<16}  {e.meta.title}")
 
 
 @app.command()
