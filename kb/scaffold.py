@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 
 from kb.engines import ENGINES
-from kb.entries import PAGE, REPRO, TEST, load_all
+from kb.entries import PAGE, REPRO, TEST
 from kb.errors import KBError
 from kb.paths import repo_root
 from kb.schema import SLUG
@@ -27,7 +27,9 @@ STEP = {"mnn": "mnnconvert", "ncnn": "ncnn", "pnnx": "pnnx", "onnx2ncnn": "onnx2
 
 
 def next_id(root: Path) -> str:
-    used = [int(e.meta.id[2:]) for e in load_all(root)]
+    """The next free id, read from every page's `id:` line: an entry still being written must not stop another."""
+    used = [int(m[1]) for page in (root / "repros").glob(f"*/{PAGE}")
+            if (m := re.search(r"^id: KB(\d{3})\b", page.read_text(encoding="utf-8"), re.MULTILINE))]
     return f"KB{max(used, default=0) + 1:03d}"
 
 
