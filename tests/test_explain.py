@@ -24,7 +24,7 @@ NAN = "fake-pow-nan"  # KB903: the same generic broadcast message, engine ncnn
 GUARD = "fake-silu-guard"  # KB902: only a mismatch signature (a symptom), engine onnxruntime
 BROADCAST = "Broad cast error, dim1 = 8, dim2 = 4"
 KEYS = {"entry", "confidence", "line", "url", "message", "id", "title", "score", "line_number", "signature",
-        "signatures", "evidence"}
+        "signatures", "evidence", "words"}
 
 
 @pytest.fixture
@@ -384,3 +384,27 @@ def test_cli_bad_log_is_one_line(fixture_corpus, tmp_path):
         p = kb(fixture_corpus, "explain", *args, stdin=b"")
         assert p.returncode == code
         assert len(p.stderr.strip().splitlines()) == 1 and b"Traceback" not in p.stderr
+
+
+# ---- a report in the user's own words ---------------------------------------------------------
+
+def test_prose_in_chinese_finds_its_entry_as_possible_with_the_words_that_matched(explain):
+    code, rows = explain("自定义算子 接 InstanceNormalization 以后 mnn 运行报 广播 错误\n")
+    assert code == codes.FOUND and entries_of(rows)[0] == "fake-custom-op-broadcast"
+    assert rows[0]["confidence"] == "possible" and "自定义" in rows[0]["words"]
+
+
+def test_prose_in_english_finds_its_entry(explain):
+    code, rows = explain("after exporting, the sqrt of the centred input gives nan outputs on ncnn\n")
+    assert entries_of(rows)[:1] == ["fake-pow-nan"] and rows[0]["confidence"] == "possible"
+
+
+def test_words_nobody_uses_find_nothing_and_words_never_make_a_match(explain):
+    assert explain("the weather is nice and my cat sleeps\n")[0] == codes.NOTHING_FOUND
+    code, rows = explain("These Op Not Support: ONNX::FakeWidget\ncustom op 自定义算子 广播\n")
+    assert confidences(rows)["fake-custom-op-broadcast"] == "match"  # the line decides; words only order
+
+
+def test_a_message_retold_in_lower_case_is_found(explain):
+    code, rows = explain("these op not support: onnx::fakewidget\n")
+    assert "fake-custom-op-broadcast" in entries_of(rows)

@@ -26,7 +26,7 @@ import json
 import math
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kb import messages as message_index
 from kb.entries import Entry, load_all
@@ -41,6 +41,12 @@ SHOWN = 300  # characters of a matched line shown
 EVIDENCE = 3.0  # score of a piece of evidence: more than any one message
 MATCH, POSSIBLE = "match", "possible"
 CAUSES_SHOWN = 4  # upstream causes of a generic message listed in the text output
+# Prose (kb.match.words): a report's words rank entries when no line names one. Tuned on the tune half
+# of bench/real_logs only.
+PROSE_RELATIVE = 0.5  # an entry found by words alone scores at least this fraction of the best one
+PROSE_SHARED = 2  # and shares at least this many of the report's words
+PROSE_SHOWN = 3  # at most this many entries from words alone
+PROSE_WEIGHT = 0.05  # words order results that lines found, never outweigh a line
 
 
 @dataclass(frozen=True)
@@ -87,10 +93,12 @@ class Explained:
     hits: list[Hit]  # of one entry, one per signature, best first
     evidence: list[Evidence]
     messages: dict[str, Message]  # the message index, to tell generic messages from specific ones
+    words: list[str] = field(default_factory=list)  # the report's words the entry shares (kb.match.words)
+    prose: float = 0.0  # their BM25 score
 
     @property
     def score(self) -> float:
-        return sum(h.score for h in self.hits) + EVIDENCE * len(self.evidence)
+        return sum(h.score for h in self.hits) + EVIDENCE * len(self.evidence) + PROSE_WEIGHT * self.prose
 
     def specific(self, h: Hit) -> bool:
         """An engine message that names this entry by itself: not a symptom, not a generic message."""
@@ -147,7 +155,9 @@ def rules(entries: list[Entry]) -> list[Rule]:
 
 
 def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool) -> Rule:
-    return Rule(e, s, re.compile(rx), re.compile(rx, re.MULTILINE), weak, not distinct, _weight(rx, weak))
+    # Case-insensitive: people retell a message in their own case ("unsupported slice step !").
+    return Rule(e, s, re.compile(rx, re.IGNORECASE), re.compile(rx, re.MULTILINE | re.IGNORECASE), weak,
+                not distinct, _weight(rx, weak))
 
 
 def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message] | None = None,
@@ -199,8 +209,43 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
         kept = [h for h in per.values() if not h.rule.weak or proof or (engine_named and len(per) > 1)]
         if kept or proof:
             explained.append(Explained(e, sorted(kept, key=Hit.order), proof, messages))
+    _described(explained, whole, entries, named, messages, lines_spoke=bool(hits))
     ranked = sorted(explained, key=lambda x: (x.confidence != MATCH, -x.score, -len(x.hits), x.entry.meta.id))
     return ranked, first_error or last
+
+
+_INDEXES: dict[tuple[str, ...], object] = {}
+
+
+def _index(entries: list[Entry]):
+    """One BM25 index per corpus (by its entries' slugs and titles), built on first use."""
+    from kb.match.words import Index
+
+    key = tuple(f"{e.slug}:{e.meta.title}" for e in entries)
+    if key not in _INDEXES:
+        _INDEXES[key] = Index(entries)
+    return _INDEXES[key]
+
+
+def _described(explained: list[Explained], whole: str, entries: list[Entry], named: set[str],
+               messages: dict[str, Message], lines_spoke: bool) -> None:
+    """The report's words: they order what its lines found; where no line matched any signature, they
+    add at most PROSE_SHOWN `possible` entries of an engine the report names (any, if it names none)."""
+    by_slug = {x.entry.slug: x for x in explained}
+    added = 0
+    matched = any(x.confidence == MATCH for x in explained)
+    ranked = _index(entries).rank(whole)
+    floor = PROSE_RELATIVE * ranked[0][1] if ranked else 0.0
+    for e, score, words in ranked:
+        if e.slug in by_slug:
+            by_slug[e.slug].words, by_slug[e.slug].prose = words, score
+            continue
+        if matched or lines_spoke or added >= PROSE_SHOWN or score < floor or len(words) < PROSE_SHARED:
+            continue
+        if named and not named & set(e.meta.engines):
+            continue  # the report says which engine it is about
+        explained.append(Explained(e, [], [], messages, words, score))
+        added += 1
 
 
 def required_literal(pattern: str) -> str:
@@ -306,6 +351,8 @@ def _best(x: Explained) -> tuple[str, int, str]:
         ev = min(x.evidence, key=lambda v: v.number)
         return _cut(ev.line), ev.number, ev.sig.id
     h = next((h for h in x.hits if x.specific(h)), x.hits[0]) if x.hits else None
+    if h is None:  # found by the report's words alone
+        return f"described in words: {', '.join(x.words)}", 0, None
     return _shown(h), h.number, h.rule.sig.id
 
 
@@ -328,6 +375,7 @@ def _as_json(x: Explained) -> dict:
                         "message": message_url(h.rule.sig.message) if h.rule.sig.message in x.messages else None}
                        for h in x.hits],
         "evidence": [{"signature": v.sig.id, "line": _cut(v.line), "line_number": v.number} for v in x.evidence],
+        "words": x.words,
     }
 
 
@@ -340,7 +388,9 @@ def _as_text(name: str, ranked: list[Explained], seen: list[Message] | None = No
         head.append(f"{n} known problem{'s' * (n > 1)} match{'es' * (n == 1)} this log")
     if p:
         what = "more" if n else f"known problem{'s' * (p > 1)}"
-        head.append(f"{p} {what} {'is' if p == 1 else 'are'} possible (generic messages only)")
+        lines = [bool(x.hits or x.evidence) for x in ranked if x.confidence != MATCH]
+        why = "generic messages only" if all(lines) else "words only" if not any(lines) else "generic messages or words only"
+        head.append(f"{p} {what} {'is' if p == 1 else 'are'} possible ({why})")
     out = [f"{name}: {' and '.join(head)}{', best first' * (len(ranked) > 1)}"]
     for rank, x in enumerate(ranked, 1):
         out += ["", f"{rank}. {x.entry.meta.id}  {x.entry.meta.title}  [{x.confidence}]"]
@@ -350,6 +400,8 @@ def _as_text(name: str, ranked: list[Explained], seen: list[Message] | None = No
             note = ", a symptom with many causes" if h.rule.weak else ", a generic message" * (not x.specific(h))
             times = f", {h.count} times" if h.count > 1 else ""
             out.append(f"   line {h.number} [{h.rule.sig.id}{note}{times}]: {_shown(h)}")
+        if not x.hits and not x.evidence:
+            out.append(f"   described in words the entry uses: {', '.join(x.words)}")
         if x.confidence == POSSIBLE:
             checks = [s.evidence_summary for s in x.entry.meta.signatures if s.evidence_summary]
             if checks:
