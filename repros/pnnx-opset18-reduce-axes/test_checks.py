@@ -1,7 +1,7 @@
 from kb.checks import Checks
 
 checks = Checks(__file__)
-SIGS = ["wrong-values", "reduce-not-registered"]
+SIGS = ["axes-ignored", "wrong-values", "reduce-not-registered"]
 VARIANTS = ["mean", "mean-no-keepdim", "mean-last-axis", "mean-after-relu", "mean-dynamo", "mean-onnxsim", "sum",
             "sum-opset13", "norm", "normalize", "amax", "amin", "mean-spatial", "mean-spatial-keepdim", "mean-attr-opset17",
             "norm-opset17", "softmax"]

@@ -5,8 +5,8 @@ from kb.compare import Outputs
 
 checks = Checks(__file__)
 SIGS = ["op-not-registered", "expression-not-registered"]
-# pnnx stores weights as fp16 by default: a Conv or Linear head differs from torch by a few 1e-4.
-FP16 = dict(atol=2e-3, rtol=2e-3)
+# pnnx stores weights as fp16 by default: a Conv or Linear head differs from torch by up to 7.9e-4 (measured).
+FP16 = dict(atol=1e-3)
 VARIANTS = ["where-gt-opset17", "where-gt-dynamo", "where-ge-opset13", "masked-fill-lt", "le-mask-onnxsim",
             "ne-mask-opset13", "masked-fill-const-mask", "argmax-head", "argmax-dynamo", "argmin-onnxsim",
             "topk-opset13", "topk-dynamo", "topk-values-only", "cumsum-opset13", "cumsum-channels-dynamo",
@@ -76,21 +76,21 @@ def onnx_cumsum(s):
     return onnx(s, "cumsum")
 
 
-# ---- former failures, kept as guards -------------------------------------------------------------
+# ---- controls: ops pnnx once left unconverted, on the same path (no op the trigger names) -------
 
-@checks.bug("pnnx", SIGS, needs=["ncnn"], **FP16)
+@checks.control("pnnx", needs=["ncnn"], **FP16)
 def torchscript_norm(s):
     """y / torch.norm(x, dim=1, keepdim=True), as in Tencent/ncnn#3827 (torch.norm left unconverted)."""
     return ts(s, "norm")
 
 
-@checks.bug("pnnx", SIGS, needs=["ncnn"])
+@checks.control("pnnx", needs=["ncnn"])
 def onnx_erf(s):
     """A gelu written with torch.erf (Tencent/ncnn#4699), from ONNX: Erf."""
     return onnx(s, "gelu-erf")
 
 
-@checks.bug("pnnx", SIGS, needs=["ncnn"])
+@checks.control("pnnx", needs=["ncnn"])
 def torchscript_arange(s):
     """x + torch.arange(n) (Tencent/ncnn#6413 names torch.arange)."""
     return ts(s, "arange")
@@ -124,7 +124,7 @@ def onnx_cumsum_as_matmul(s):
 @checks.workaround("pnnx", "other-route", needs=["ncnn"])
 def onnx_std(s):
     """The LayerNorm with x.std(), from ONNX: the exporter has already written std as ReduceMean, Sub, Mul, Sqrt."""
-    return onnx(s, "layernorm-std")
+    return onnx(s, "layernorm-std-via-onnx")
 
 
 @checks.workaround("pnnx", "other-route", needs=["ncnn"])
@@ -133,21 +133,32 @@ def torchscript_cumsum(s):
     return ts(s, "cumsum")
 
 
-def _scores(s, source):
-    return via_pnnx(s, source, "scores").arrays["out0"]
+def _scores(s, case, op):
+    """The original case's ONNX with its `op` node cut off: the model up to the scores, the same weights and input."""
+    import onnx
+    import onnx.utils
+
+    model = onnx.load(str(s.artifacts.onnx(case)))
+    scores = next(n for n in model.graph.node if n.op_type == op).input[0]
+    path = s.path(f"{case}-scores.onnx")
+    onnx.utils.extract_model(str(s.artifacts.onnx(case)), str(path), ["in0"], [scores])
+    param, bin = s.pnnx.convert(path, case)
+    return s.ncnn.run(param, bin, case, ["in0"], ["out0"], batch=True).arrays["out0"]
 
 
 @checks.workaround("pnnx", "post-process", needs=["ncnn"])
 def onnx_argmax_outside(s):
-    """The head without argmax in pnnx / ncnn; numpy's argmax over ncnn's scores, compared with torch.argmax."""
-    got = np.argmax(_scores(s, s.artifacts.onnx("scores")), axis=1)[:, None]
+    """The argmax model without its ArgMax, through pnnx / ncnn; numpy's argmax over ncnn's scores, compared with
+    the original's torch.argmax."""
+    got = np.argmax(_scores(s, "argmax", "ArgMax"), axis=1)[:, None]
     return s.against(Outputs("argmax", {"out0": got}, "ncnn + np.argmax"), s.artifacts.reference("argmax"))
 
 
 @checks.workaround("pnnx", "post-process", needs=["ncnn"], **FP16)
 def onnx_topk_outside(s):
-    """The head without topk in pnnx / ncnn; numpy's top 3 over ncnn's scores, compared with torch.topk."""
-    scores = _scores(s, s.artifacts.onnx("scores"))
+    """The topk model without its TopK, through pnnx / ncnn; numpy's top 3 over ncnn's scores, compared with the
+    original's torch.topk."""
+    scores = _scores(s, "topk", "TopK")
     indices = np.argsort(-scores, axis=1, kind="stable")[:, :3]
     values = np.take_along_axis(scores, indices, axis=1)
     got = Outputs("topk", {"out0": values, "out1": indices}, "ncnn + np.argsort")
