@@ -189,14 +189,19 @@ def scan(
 def explain(
     log: Annotated[Optional[str], typer.Argument(help="a log file; without it (or '-'), stdin")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON array, one object per entry, best first")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text, json or markdown (a reply to paste into an issue)")] = "text",
+    engine: Annotated[Optional[list[str]], typer.Option(
+        "--engine", help="ENGINE==VERSION the user runs, e.g. mnn==3.6.1; default: read from the log, else the newest")] = None,
 ) -> None:
-    """Find known problems in a log (converter output, traceback, pytest failure) by their signatures.
+    """Find known problems in a log or a report (converter output, traceback, the user's own words).
 
     Exit code: 0 none found, 1 found, 3 and up bad input (kb/match/codes.py).
     """
     from kb.match.explain import explain_command
 
-    raise typer.Exit(explain_command(log, as_json))
+    if fmt not in ("text", "json", "markdown"):
+        raise KBError("--format", f"{fmt!r}: expected text, json or markdown")
+    raise typer.Exit(explain_command(log, as_json or fmt == "json", markdown=fmt == "markdown", engines=engine or []))
 
 
 tools_app = typer.Typer(no_args_is_help=True, help="Engines that are not on PyPI, built from source.")

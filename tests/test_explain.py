@@ -408,3 +408,26 @@ def test_words_nobody_uses_find_nothing_and_words_never_make_a_match(explain):
 def test_a_message_retold_in_lower_case_is_found(explain):
     code, rows = explain("these op not support: onnx::fakewidget\n")
     assert "fake-custom-op-broadcast" in entries_of(rows)
+
+
+# ---- the reply to paste -----------------------------------------------------------------------
+
+def test_a_markdown_reply_quotes_the_users_line_and_gives_status_workaround_and_anchored_links(fixture_corpus,
+                                                                                          tmp_path, capsys):
+    path = tmp_path / "issue.log"
+    path.write_text("converting my model...\nThese Op Not Support: ONNX::FakeWidget | \n")
+    assert explain_command(str(path), False, markdown=True) == codes.FOUND
+    text = capsys.readouterr().out
+    assert "These Op Not Support: ONNX::FakeWidget" in text  # the user's own line
+    assert "**Status:** onnxruntime 1.32.0: affected" in text
+    assert "**Verified workaround:** Export the custom op's computation with standard ops." in text
+    assert "/fake-custom-op-broadcast/#workaround" in text and "#sig-unsupported-op" in text
+    assert len(text.splitlines()) <= 30
+
+
+def test_a_generic_line_gets_a_reply_with_its_own_numbers_and_the_message_page(fixture_corpus, tmp_path, capsys):
+    path = tmp_path / "issue.log"
+    path.write_text("Broad cast error, dim1 = 16, dim2 = 24\n")
+    explain_command(str(path), False, markdown=True)
+    text = capsys.readouterr().out
+    assert "`Broad cast error, dim1 = 16, dim2 = 24`" in text and "/messages/fake-broadcast-error/" in text

@@ -191,6 +191,7 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
                 else:
                     hits[id(r)] = Hit(r, first + i, block[i], shared)
     whole = "\n".join(lines)
+    _LAST_TEXT[:] = lines  # the reply reads engine versions from the log
     if seen is not None:
         seen += [m for m in messages.values() if _search(m.pattern, whole)]
     found: dict[str, dict[str, Hit]] = {}  # entry -> signature -> its best hit
@@ -215,6 +216,7 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
 
 
 _INDEXES: dict[tuple[str, ...], object] = {}
+_LAST_TEXT: list[str] = []
 
 
 def _index(entries: list[Entry]):
@@ -308,9 +310,12 @@ def _matches(table: list[Rule], text: str, block: list[str]) -> dict[int, list[R
     return {i: list(found[i].values()) for i in sorted(found)}
 
 
-def explain_command(log: str | None, as_json: bool) -> int:
+def explain_command(log: str | None, as_json: bool, markdown: bool = False, engines: list[str] = ()) -> int:
     """Print the entries whose signatures the log shows, matches first; return 1 if any is reported
-    (`match` or `possible`), 0 if none (KBError on bad input)."""
+    (`match` or `possible`), 0 if none (KBError on bad input). `markdown`: the reply to paste instead."""
+    from kb.match.status import parse_engines
+
+    wanted = parse_engines(list(engines))
     entries = load_all()
     messages = message_index.load_all(entries=entries)
     name, stream = open_log(log)
@@ -320,6 +325,11 @@ def explain_command(log: str | None, as_json: bool) -> int:
     finally:
         if log not in (None, "-"):
             stream.close()
+    if markdown:
+        from kb.match.reply import reply
+
+        print(reply(ranked, "\n".join(_LAST_TEXT), wanted, seen))
+        return codes.FOUND if ranked else codes.NOTHING_FOUND
     if as_json:
         print(json.dumps([_as_json(x) for x in ranked], indent=1))
     elif ranked:

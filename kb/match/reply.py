@@ -1,0 +1,101 @@
+"""`kb explain --format markdown`: the reply a support engineer pastes into the user's issue.
+
+About ten lines for one match: the diagnosis quoting the user's own line, the status on their
+version (read from the log, or --engine, else the newest measured), the verified workaround, and
+anchored links. A generic line gets its message page and the question that tells its causes apart.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kb.checks import load_checks
+from kb.match.links import message_url, page_url
+from kb.match.status import Statuses, Wanted
+from kb.verdicts import Status, Verdict
+
+# "MNN 3.6.1", "mnn==3.6.1", "ncnn version: 1.0.20261020", "pnnx 20261020"
+_VERSION = re.compile(r"\b(mnn|ncnn|pnnx|onnxruntime)\b[\s=:v,-]*(?:version[\s:=]*)?(\d+\.\d+(?:\.\d+)+|\d{8})",
+                      re.IGNORECASE)
+
+
+def versions_in(text: str) -> list[Wanted]:
+    """The engine versions a log names."""
+    found = {}
+    for m in _VERSION.finditer(text):
+        found.setdefault(m[1].lower(), m[2])
+    return [Wanted(e, v) for e, v in found.items()]
+
+
+def reply(ranked, text: str, wanted: list[Wanted], seen) -> str:
+    if not ranked:
+        return "No known problem in the knowledge base matches this report."
+    x = ranked[0]
+    e = x.entry
+    asked = wanted or versions_in(text)
+    if x.confidence != "match" and x.message is not None and x.message.generic:
+        return _generic(ranked, x)
+    line = _users_line(x)
+    out = [f"**Diagnosis:** this looks like {e.meta.id}, *{e.meta.title}*."]
+    if line:
+        out.append(f"Your log shows it: `{line}`")
+    if x.confidence != "match":
+        out.append("(Only a likely match: the report does not show what sets this cause apart"
+                   + (f"; to confirm, check that {x.entry.meta.signatures[0].evidence_summary})"
+                      if x.entry.meta.signatures[0].evidence_summary else ")"))
+    statuses = Statuses().of(e, [w for w in asked if w.engine in e.meta.engines] or [])
+    out.append("")
+    out.append("**Status:** " + "; ".join(_status(s) for s in statuses))
+    fix = _workaround(e, statuses)
+    if fix:
+        out.append("")
+        out.append(f"**Verified workaround:** {fix}")
+    out += ["", f"Details: {page_url(e.slug)}#workaround · the signature: {page_url(e.slug)}#sig-{_sig(x)}"]
+    return "\n".join(out)
+
+
+def _users_line(x) -> str:
+    if x.evidence:
+        return min(x.evidence, key=lambda v: v.number).line.strip()[:200]
+    return x.hits[0].line.strip()[:200] if x.hits else ""
+
+
+def _sig(x) -> str:
+    if x.evidence:
+        return x.evidence[0].sig.id
+    return x.hits[0].rule.sig.id if x.hits else x.entry.meta.signatures[0].id
+
+
+def _status(s) -> str:
+    where = f"{s.engine.upper() if s.engine == 'mnn' else s.engine} {s.version or ''}".strip()
+    words = {Status.REPRODUCES: "affected", Status.FIXED: "not affected (fixed)",
+             Status.DIFFERS: "affected (it fails another way there)", Status.NOT_MEASURED: "not measured",
+             Status.NOT_CHECKED: "not measured on this version"}.get(s.state, s.state.label)
+    return f"{where}: {words}"
+
+
+def _workaround(entry, statuses) -> str | None:
+    """The first workaround whose checks work on the version asked about (or the newest measured)."""
+    verdicts = {n: v for s in statuses for n, v in s.checks.items()}
+    checks = load_checks(entry).items
+    for w in entry.meta.workarounds:
+        mine = [c.name for c in checks.values() if c.workaround == w.id]
+        if mine and all(verdicts.get(n) == Verdict.WORKS for n in mine if n in verdicts) and \
+                any(n in verdicts for n in mine):
+            return f"{w.summary} (checked: `{'`, `'.join(n for n in mine if n in verdicts)}` work)"
+    return None
+
+
+def _generic(ranked, x) -> str:
+    m = x.message
+    line = _users_line(x)
+    causes = [r for r in ranked if r.message is not None and r.message.id == m.id][:3]
+    out = [f"**Diagnosis:** `{line}` is a message that several causes print, so it alone does not say which.",
+           f"Its known causes and how to tell them apart: {message_url(m.id)}", "",
+           "The causes this knowledge base has measured:"]
+    for r in causes:
+        tell = next((s.evidence_summary for s in r.entry.meta.signatures if s.evidence_summary), "")
+        out.append(f"- {r.entry.meta.id} *{r.entry.meta.title}*: {page_url(r.entry.slug)}#sig-{_sig(r)}"
+                   + (f" (it is this one if {tell})" if tell else ""))
+    out += ["", "Could you post the whole converter log and the ops around the failing node?"]
+    return "\n".join(out)
