@@ -462,3 +462,11 @@ def test_templates_ship_with_the_package():
         "package-data"]["kb"]
     templates = [p.relative_to(REPO / "kb").as_posix() for p in (REPO / "kb" / "templates" / "site").iterdir()]
     assert templates and all(any(fnmatch.fnmatch(t, g) for g in globs) for t in templates), templates
+
+
+def test_the_first_lines_answer_is_my_version_affected_and_what_works(site):
+    doc = page(site, ALIAS[0])  # KB901: reproduced on 1.29.0, fixed on 1.32.0; its workaround works
+    answer = text_of(re.search(r'<div class="kb-answer">.*?</div>', doc, re.S).group(0))
+    assert "onnxruntime 1.32.0: not affected · fixed in: 1.32.0 · measured: 1.29.0–1.32.0" in answer
+    assert "Verified workaround (onnxruntime 1.32.0): Export the custom op's computation with standard ops." in answer
+    assert doc.index('class="kb-answer"') < doc.index('id="status"')  # above the status tables

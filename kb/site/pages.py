@@ -122,6 +122,45 @@ def _environment(st: EntryStatus) -> list[tuple[str, str]]:
     return sorted(rec.versions.items(), key=lambda kv: (ENV_ORDER.index(kv[0]) if kv[0] in ENV_ORDER else 99, kv[0]))
 
 
+def answer(entry: Entry, st: EntryStatus) -> dict:
+    """The first screen's answer: per engine, newest release first, whether it is affected, since when it
+    is fixed, what range was measured; and the best workaround verified on the newest release."""
+    from kb.status import on_version, summarize
+    from kb.verdicts import CheckKind, Verdict
+
+    engines, best = [], None
+    for es in st.engines:
+        if not any(cs.check.kind == CheckKind.BUG for cs in es.checks) or not es.versions:
+            continue
+        states = {v: summarize(on_version(es.checks, v))[0] for v in es.versions}
+        newest = es.versions[-1]
+        fixed_from = None
+        for v in reversed(es.versions):
+            if states[v] != Status.FIXED:
+                break
+            fixed_from = v
+        word = {Status.REPRODUCES: "affected", Status.DIFFERS: "affected (fails another way)",
+                Status.FIXED: "not affected", Status.NOT_MEASURED: "not measured"}.get(states[newest], states[newest].label)
+        engines.append({"engine": "MNN" if es.engine == "mnn" else es.engine, "newest": newest, "word": word,
+                        "state": str(states[newest]),
+                        "fixed": "never" if fixed_from is None else "every release measured"
+                        if fixed_from == es.versions[0] else fixed_from,
+                        "range": es.versions[0] if len(es.versions) == 1 else f"{es.versions[0]}–{newest}"})
+        for w in entry.meta.workarounds:
+            mine = [cs for cs in es.checks if cs.check.workaround == w.id]
+            if best is None and mine and all(newest in cs.cells and cs.cells[newest].verdict == Verdict.WORKS
+                                             for cs in mine):
+                best = {"summary": w.summary, "engine": es.engine, "version": newest}
+    if best is None:  # workarounds measured on another engine than the bug (pnnx for an onnx2ncnn bug)
+        for w in entry.meta.workarounds:
+            mine = [cs for cs in st.checks() if cs.check.workaround == w.id and cs.newest()]
+            if mine and all(cs.newest()[1].verdict == Verdict.WORKS for cs in mine):
+                engine, (version, _) = mine[0].check.engine, mine[0].newest()
+                best = {"summary": w.summary, "engine": engine, "version": version}
+                break
+    return {"engines": engines, "workaround": best}
+
+
 def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None) -> str:
     m = entry.meta
     statuses = st.checks()
@@ -131,6 +170,7 @@ def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None) -> s
         front_matter=_front_matter(front),
         m=m, st=st, slug=entry.slug,
         changed=_changed(st) if st.status == "changed" else "",
+        answer=answer(entry, st),
         tables=[engine_table(es) for es in st.engines],
         guard=_guard(m.guard, st) if m.guard else None,
         body=Markup(entry.body.strip()),  # the entry's own Markdown, written by us
