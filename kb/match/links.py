@@ -10,8 +10,22 @@ SITE_URL_ENV = "KB_SITE_URL"  # set it to the published site
 
 
 def site_url() -> str:
-    base = os.environ.get(SITE_URL_ENV) or DEFAULT_SITE_URL
+    """$KB_SITE_URL, else mkdocs.yml's `site_url` (the published site), else the local server."""
+    base = os.environ.get(SITE_URL_ENV) or _configured() or DEFAULT_SITE_URL
     return base if base.endswith("/") else base + "/"
+
+
+def _configured() -> str | None:
+    import re
+
+    from kb.paths import repo_root
+
+    try:
+        text = (repo_root() / "mkdocs.yml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    m = re.search(r"^site_url:\s*['\"]?([^'\"\s#]+)", text, re.MULTILINE)
+    return m[1] if m else None
 
 
 def page_url(slug: str) -> str:
