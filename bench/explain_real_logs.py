@@ -8,7 +8,9 @@ For each split it prints:
   false matches    negatives (label `other`, or a slug that is not an entry yet) with any `match`
   negatives with a `possible` result, counted separately: that is the intended answer for a
                    generic message, not a false attribution
-and every mistake with its upstream ref. Tune on `tune` only; `report` is for reporting.
+and every mistake with its upstream ref, then the same three figures broken down by form (`log`: engine
+lines as posted; `prose`: the user's description, no engine line) and by language (`en` / `zh`).
+Tune on `tune` only; `report` is for reporting.
 """
 
 from __future__ import annotations
@@ -34,12 +36,17 @@ def run(path: Path, entries) -> list[dict]:
     return rows
 
 
-def measure(labels: list[dict], entries, verbose: bool) -> dict:
+def measure(labels: list[dict], entries, verbose: bool, results: dict | None = None) -> dict:
     slugs = {e.slug for e in entries}
     pos = neg = recall = top1 = false = possible = 0
     mistakes: list[str] = []
     for lab in labels:
-        rows = run(HERE / lab["file"], entries)
+        if results is None or lab["file"] not in results:
+            rows = run(HERE / lab["file"], entries)
+            if results is not None:
+                results[lab["file"]] = rows
+        else:
+            rows = results[lab["file"]]
         got = [(r["entry"], r["confidence"]) for r in rows]
         shown = ", ".join(f"{s}:{c}" for s, c in got) or "nothing"
         if lab["label"] in slugs:
@@ -68,6 +75,17 @@ def pct(a: int, b: int) -> str:
     return f"{a}/{b} ({100 * a / b:.0f}%)" if b else "0/0"
 
 
+def breakdown(labels: list[dict], entries, results: dict) -> list[str]:
+    """One line per form and per language: recall, confident top-1 and false matches."""
+    out = []
+    for key, default in (("form", "log"), ("language", "en")):
+        for value in sorted({x.get(key, default) for x in labels}):
+            m = measure([x for x in labels if x.get(key, default) == value], entries, False, results)
+            out.append(f"  {key + ' ' + value:<12} {m['pos']:>3} pos {m['neg']:>3} neg   recall {pct(m['recall'], m['pos']):<13}"
+                       f" top-1 {pct(m['top1'], m['pos']):<13} false {pct(m['false'], m['neg'])}")
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--split", choices=["tune", "report"], action="append")
@@ -75,14 +93,18 @@ def main() -> int:
     args = p.parse_args()
     labels = yaml.safe_load((HERE / "labels.yaml").read_text(encoding="utf-8"))
     entries = load_all()
+    results: dict = {}  # file -> explain's rows, so the breakdowns do not run explain again
     for split in args.split or ["tune", "report"]:
-        m = measure([x for x in labels if x["split"] == split], entries, args.verbose)
+        subset = [x for x in labels if x["split"] == split]
+        m = measure(subset, entries, args.verbose, results)
         print(f"== split {split}: {m['pos']} positives (current entries), {m['neg']} negatives")
         print(f"recall            {pct(m['recall'], m['pos'])}")
         print(f"confident top-1   {pct(m['top1'], m['pos'])}")
         print(f"false matches     {pct(m['false'], m['neg'])} of negatives get a `match`")
         print(f"possible only     {pct(m['possible'], m['neg'])} of negatives get only `possible` results")
         print("\n".join(m["mistakes"]) or "  no mistakes")
+        print("by form and language:")
+        print("\n".join(breakdown(subset, entries, results)))
         print()
     return 0
 

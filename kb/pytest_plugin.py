@@ -78,7 +78,7 @@ class EntryFile(pytest.File):
             if only and name not in only:
                 continue
             item = CheckItem.from_parent(self, name=f"test_check[{name}]", check=c)
-            for mark in (c.kind, *c.engines):
+            for mark in (c.kind.value, *c.engines):  # plain strings: xdist sends keywords to the controller
                 item.add_marker(getattr(pytest.mark, mark))
             yield item
         if not only and not self.config.getoption("kb_no_contracts"):

@@ -277,3 +277,10 @@ def test_an_upgraded_exporter_package_exports_again(fixture_entry, monkeypatch):
     for pkg in ("onnxscript", "onnxsim", "onnxruntime"):
         monkeypatch.setattr(versions, "of", lambda name, pkg=pkg: "99.0" if name == pkg else real(name))
         assert artifacts._key(entry) != before, pkg
+
+
+def test_the_corpus_runs_under_xdist_as_ci_runs_it(fixture_corpus):
+    """Markers and records cross to the controller: everything an item carries must serialize."""
+    p = pytest_run(fixture_corpus, "-n", "2", "--dist", "loadfile")
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert "INTERNALERROR" not in p.stdout + p.stderr
