@@ -96,6 +96,20 @@ class RecordStore:
             seen.setdefault(rec.id, rec)
         return sorted(seen.values(), key=lambda r: r.started), problems
 
+    def of_entries(self, slugs: set[str]) -> list[Record]:
+        """The readable records of these entries only, each once, oldest first: other entries' lines are
+        never parsed (a maintainer's store holds tens of thousands)."""
+        keys = tuple(f'"entry":"{s}"' for s in slugs)
+        seen: dict[str, Record] = {}
+        for _, _, line in self._lines():
+            if any(k in line for k in keys):
+                try:
+                    rec = Record.model_validate_json(line)
+                except ValidationError:
+                    continue
+                seen.setdefault(rec.id, rec)
+        return sorted(seen.values(), key=lambda r: r.started)
+
     def _lines(self) -> Iterator[tuple[Path, int, str]]:
         if not self.dir.is_dir():
             return

@@ -49,15 +49,12 @@ class Status:
 
 
 class Statuses:
-    """Reads the records once, then derives each entry's status on demand."""
+    """Derives each entry's status on demand, from its ledger and its records (read on first use)."""
 
     def __init__(self, records: list[Record] | None = None):
-        if records is None:
-            from kb.records import RecordStore
-
-            records, _ = RecordStore().read()  # unreadable lines are `kb accept`'s to report
+        self._given = records is not None
         self.records: dict[str, list[Record]] = {}
-        for r in records:
+        for r in records or []:
             self.records.setdefault(r.entry, []).append(r)
         self._checks: dict[str, list] = {}
         self._memo: dict[tuple, list[Status]] = {}
@@ -70,6 +67,13 @@ class Statuses:
             self._memo[key] = self._of(entry, wanted, pattern)
         return self._memo[key]
 
+    def _records(self, entry: Entry) -> list[Record]:
+        if not self._given and entry.slug not in self.records:
+            from kb.records import RecordStore
+
+            self.records[entry.slug] = RecordStore().of_entries({entry.slug})  # bad lines: `kb accept` reports them
+        return self.records.get(entry.slug, [])
+
     def _of(self, entry: Entry, wanted: list[Wanted], pattern: str | None) -> list[Status]:
         from kb import expectations
         from kb.checks import load_checks
@@ -81,7 +85,7 @@ class Statuses:
         if chosen:
             named = chosen.measured_by([c.name for c in checks])
             checks = [c for c in checks if c.name in named]
-        st = derive(entry.meta.engines, checks, expectations.load(entry.expected), self.records.get(entry.slug, []))
+        st = derive(entry.meta.engines, checks, expectations.load(entry.expected), self._records(entry))
         engines = {es.engine: es for es in st.engines}
         if not wanted:
             wanted = [Wanted(es.engine, None) for es in st.engines]
