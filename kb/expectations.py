@@ -96,7 +96,8 @@ def _load(path: str, _mtime: int, _size: int) -> Table:
                     for v in run.versions:
                         table.setdefault(check, {})[str(v)] = Expectation(
                             verdict=run.verdict, signature=run.signature, fingerprint=run.fingerprint,
-                            detail=run.figure, observed=where.date, platform=where.platform, engine=engine)
+                            detail=run.figure or run.fingerprint or "", observed=where.date,
+                            platform=where.platform, engine=engine)
         return table
     except (yaml.YAMLError, AttributeError, TypeError, KeyError, ValidationError) as e:
         raise KBError(Path(path), f"not a valid expectations file: {str(e).splitlines()[0]}") from None
