@@ -370,3 +370,17 @@ def test_home_page_filters_by_engine_tag_and_status(context, base_url):
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "site-home.png"))
     page.close()
+
+
+@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
+def test_the_first_screen_shows_the_newest_status_and_the_workaround(context, base_url, width, height):
+    slug = next(e.slug for e in ENTRIES if e.meta.workarounds and "mnn" in e.meta.engines)
+    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(base_url + f"{slug}/")
+    for part in (".kb-answer-engine", ".kb-answer-fix"):
+        box = page.locator(part).first.bounding_box()
+        assert box and box["y"] + box["height"] <= height, f"{part} ends at {box} on a {width}x{height} screen"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"first-screen-{width}.png"))
+    page.close()
