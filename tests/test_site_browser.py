@@ -384,3 +384,13 @@ def test_the_first_screen_shows_the_newest_status_and_the_workaround(context, ba
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"first-screen-{width}.png"))
     page.close()
+
+
+def test_the_home_tables_status_column_is_visible_on_a_phone(context, base_url):
+    page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(base_url)
+    badge = page.locator("tr.kb-entry .kb-badge").first
+    box = badge.bounding_box()
+    assert badge.is_visible() and box and box["x"] + box["width"] <= 390, f"status badge at {box} on a 390 px screen"
+    page.close()
