@@ -431,3 +431,11 @@ def test_a_generic_line_gets_a_reply_with_its_own_numbers_and_the_message_page(f
     explain_command(str(path), False, markdown=True)
     text = capsys.readouterr().out
     assert "`Broad cast error, dim1 = 16, dim2 = 24`" in text and "/messages/fake-broadcast-error/" in text
+
+
+def test_a_native_ncnn_layer_name_is_no_evidence():
+    """ncnn defines ArgMax (off in default builds): `layer ArgMax not exists` is printed for any converter."""
+    from kb.match.explain import native_ncnn_layer
+
+    assert native_ncnn_layer("ArgMax") and native_ncnn_layer("Convolution")
+    assert not native_ncnn_layer("TopK") and not native_ncnn_layer("torch.std")

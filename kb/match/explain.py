@@ -104,6 +104,9 @@ class Explained:
         """An engine message that names this entry by itself: not a symptom, not a generic message."""
         if h.rule.weak:
             return False
+        named = _LAYER.search(h.line)
+        if named and native_ncnn_layer(named[1]):
+            return False  # ncnn has a layer of that name: a build without it prints this too, for any converter
         if not h.rule.sig.message:
             return True  # an entry's own message, not in the index
         m = self.messages.get(h.rule.sig.message)
@@ -118,6 +121,40 @@ class Explained:
         """The message of the best hit that cites one."""
         return next((self.messages[h.rule.sig.message] for h in self.hits if h.rule.sig.message in self.messages),
                     None)
+
+
+_LAYER = re.compile(r"layer (\S+) not exists or registered", re.IGNORECASE)
+
+
+def native_ncnn_layer(name: str) -> bool:
+    """Whether ncnn defines a layer of that name (a build may leave it out, e.g. ArgMax is OFF by default)."""
+    return name in _native_ncnn_layers()
+
+
+def _native_ncnn_layers() -> frozenset[str]:
+    global _NATIVE
+    if _NATIVE is None:
+        try:
+            import ncnn  # its layer registry only: nothing is run
+
+            _NATIVE = frozenset(n for n in _NCNN_LAYER_NAMES if ncnn.layer_to_index(n) >= 0)
+        except ImportError:
+            _NATIVE = frozenset(_NCNN_LAYER_NAMES)
+    return _NATIVE
+
+
+_NATIVE: frozenset[str] | None = None
+# The layer names ncnn's src/CMakeLists.txt registers (ncnn_add_layer), checked against the installed
+# ncnn's registry where it is there.
+_NCNN_LAYER_NAMES = """AbsVal ArgMax BatchNorm Bias BNLL Concat Convolution Crop Deconvolution Dropout Eltwise ELU Embed
+Exp Flatten InnerProduct Input Log LRN MemoryData MVN Pooling Power PReLU Proposal Reduction ReLU Reshape ROIPooling
+Scale Sigmoid Slice Softmax Split SPP TanH Threshold Tile RNN LSTM BinaryOp UnaryOp ConvolutionDepthWise Padding
+Squeeze ExpandDims Normalize Permute PriorBox DetectionOutput Interp DeconvolutionDepthWise ShuffleChannel
+InstanceNorm Clip Reorg YoloDetectionOutput Quantize Dequantize Yolov3DetectionOutput PSROIPooling ROIAlign Packing
+Requantize Cast HardSigmoid SELU HardSwish Noop PixelShuffle DeepCopy Mish StatisticsPooling Swish Gemm GroupNorm
+LayerNorm Softplus GRU MultiHeadAttention GELU Convolution1D Pooling1D ConvolutionDepthWise1D Convolution3D
+ConvolutionDepthWise3D Pooling3D MatMul Deconvolution1D DeconvolutionDepthWise1D Deconvolution3D
+DeconvolutionDepthWise3D Einsum DeformableConv2D GLU Fold Unfold GridSample CumulativeSum""".split()
 
 
 def literal_chars(pattern: str) -> int:
@@ -286,6 +323,8 @@ def evidence(e: Entry, whole: str) -> list[Evidence]:
                 if "custom_op" in m.re.groupindex and m.group("custom_op") and \
                         message_index.defined_op(m.group("custom_op")):
                     continue
+                if (layer := _LAYER.search(m.group(0))) and native_ncnn_layer(layer[1]):
+                    continue  # a bare name of a native ncnn layer is no evidence (a build may leave it out)
                 starts = [m.start(g) for g in range(1, (m.re.groups or 0) + 1) if m.start(g) >= 0]
                 at = min(starts) if starts and m.start() == m.end() else m.start()  # lookaheads: their groups
                 number = whole.count("\n", 0, at)
