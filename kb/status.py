@@ -66,6 +66,16 @@ def engine_summary(checks: list[CheckStatus]) -> tuple[str | None, Status, str]:
     return newest, *summarize({cs.check.name: (cs.check.kind, n[1].verdict) for cs in checks if (n := cs.newest())})
 
 
+def verified_workaround(workarounds, checks, verdicts: dict[str, Verdict]):
+    """The first workaround whose checks with a verdict in `verdicts` (check -> verdict) all work, at
+    least one of them having one; else None. The page and `kb explain`'s reply both name it."""
+    for w in workarounds:
+        mine = [verdicts[c.name] for c in checks if c.workaround == w.id and c.name in verdicts]
+        if mine and all(v == V.WORKS for v in mine):
+            return w
+    return None
+
+
 def combine(states: list[Status]) -> Status:
     """The entry's status from its engines': the worst news first."""
     for s in (Status.REPRODUCES, Status.DIFFERS, Status.NOT_MEASURED, Status.WORKAROUND_BROKEN, Status.FIXED,

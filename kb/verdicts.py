@@ -61,6 +61,11 @@ class Status(StrEnum):
     def label(self) -> str:
         return STATUS_LABELS[self]
 
+    @property
+    def answer(self) -> str:
+        """The status in a reader's words: is my release affected?"""
+        return STATUS_ANSWERS.get(self, self.label)
+
 
 STATUS_LABELS = {
     Status.REPRODUCES: "reproduces",
@@ -72,6 +77,15 @@ STATUS_LABELS = {
     Status.CHANGED: "changed",
     Status.NOT_CHECKED: "not yet checked",
     Status.NOT_CONCERNED: "not concerned",
+}
+
+
+STATUS_ANSWERS = {
+    Status.REPRODUCES: "affected",
+    Status.DIFFERS: "affected (it fails another way there)",
+    Status.FIXED: "not affected",
+    Status.NOT_MEASURED: "not measured",
+    Status.NOT_CHECKED: "not measured on this release",
 }
 
 

@@ -17,6 +17,11 @@ class EngineInfo:
     distribution: str | None  # the PyPI distribution that carries it; None: not on PyPI
     modules: tuple[str, ...]  # what it imports as; their presence means it is installed
     install: str  # how a user gets it
+    label: str = ""  # how its own project writes its name, where not the registry name (MNN)
+
+    @property
+    def shown(self) -> str:
+        return self.label or self.name
 
     @property
     def probe(self) -> str:
@@ -30,7 +35,7 @@ class EngineInfo:
 
 
 ENGINES: dict[str, EngineInfo] = {e.name: e for e in (
-    EngineInfo("mnn", "kb.engines.mnn:MNN", "MNN", ("MNN", "_tools"), "pip install MNN"),
+    EngineInfo("mnn", "kb.engines.mnn:MNN", "MNN", ("MNN", "_tools"), "pip install MNN", "MNN"),
     EngineInfo("ncnn", "kb.engines.ncnn:NCNN", "ncnn", ("ncnn",), "pip install ncnn"),
     EngineInfo("onnxruntime", "kb.engines.onnxruntime:OnnxRuntime", "onnxruntime", ("onnxruntime",),
                "pip install onnxruntime"),

@@ -198,10 +198,10 @@ def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool) -> Rule:
 
 
 def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message] | None = None,
-            seen: list[Message] | None = None) -> tuple[list[Explained], str | None]:
+            seen: list[Message] | None = None, read: list[str] | None = None) -> tuple[list[Explained], str | None]:
     """The entries matched, best first (matches before possibles), and the line to search the site
     for: the log's first error-like line, else its last line. `seen`, if given, receives the indexed
-    messages the log shows."""
+    messages the log shows; `read`, the log's lines as read."""
     from kb.judge import ERRORISH
 
     messages = message_index.load_all() if messages is None else messages
@@ -228,7 +228,8 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
                 else:
                     hits[id(r)] = Hit(r, first + i, block[i], shared)
     whole = "\n".join(lines)
-    _LAST_TEXT[:] = lines  # the reply reads engine versions from the log
+    if read is not None:
+        read += lines
     if seen is not None:
         seen += [m for m in messages.values() if _search(m.pattern, whole)]
     found: dict[str, dict[str, Hit]] = {}  # entry -> signature -> its best hit
@@ -253,7 +254,6 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
 
 
 _INDEXES: dict[tuple[str, ...], object] = {}
-_LAST_TEXT: list[str] = []
 
 
 def _index(entries: list[Entry]):
@@ -359,15 +359,16 @@ def explain_command(log: str | None, as_json: bool, markdown: bool = False, engi
     messages = message_index.load_all(entries=entries)
     name, stream = open_log(log)
     seen: list[Message] = []
+    lines: list[str] = []
     try:
-        ranked, query = explain(name, stream, entries, messages, seen)
+        ranked, query = explain(name, stream, entries, messages, seen, lines)
     finally:
         if log not in (None, "-"):
             stream.close()
     if markdown:
         from kb.match.reply import reply
 
-        print(reply(ranked, "\n".join(_LAST_TEXT), wanted, seen))
+        print(reply(ranked, "\n".join(lines), wanted))
         return codes.FOUND if ranked else codes.NOTHING_FOUND
     if as_json:
         print(json.dumps([_as_json(x) for x in ranked], indent=1))

@@ -12,7 +12,8 @@ import re
 from kb.checks import load_checks
 from kb.match.links import message_url, page_url
 from kb.match.status import Statuses, Wanted
-from kb.verdicts import Status, Verdict
+from kb.engines import ENGINES
+from kb.status import verified_workaround
 
 # "MNN 3.6.1", "mnn==3.6.1", "ncnn version: 1.0.20261020", "pnnx 20261020"
 _VERSION = re.compile(r"\b(mnn|ncnn|pnnx|onnxruntime)\b[\s=:v,-]*(?:version[\s:=]*)?(\d+\.\d+(?:\.\d+)+|\d{8})",
@@ -27,7 +28,7 @@ def versions_in(text: str) -> list[Wanted]:
     return [Wanted(e, v) for e, v in found.items()]
 
 
-def reply(ranked, text: str, wanted: list[Wanted], seen) -> str:
+def reply(ranked, text: str, wanted: list[Wanted]) -> str:
     if not ranked:
         return "No known problem in the knowledge base matches this report."
     x = ranked[0]
@@ -67,23 +68,18 @@ def _sig(x) -> str:
 
 
 def _status(s) -> str:
-    where = f"{s.engine.upper() if s.engine == 'mnn' else s.engine} {s.version or ''}".strip()
-    words = {Status.REPRODUCES: "affected", Status.FIXED: "not affected (fixed)",
-             Status.DIFFERS: "affected (it fails another way there)", Status.NOT_MEASURED: "not measured",
-             Status.NOT_CHECKED: "not measured on this version"}.get(s.state, s.state.label)
-    return f"{where}: {words}"
+    return f"{ENGINES[s.engine].shown} {s.version or ''}".strip() + f": {s.state.answer}"
 
 
 def _workaround(entry, statuses) -> str | None:
-    """The first workaround whose checks work on the version asked about (or the newest measured)."""
+    """The first workaround whose checks work on the release asked about (or the newest measured)."""
     verdicts = {n: v for s in statuses for n, v in s.checks.items()}
-    checks = load_checks(entry).items
-    for w in entry.meta.workarounds:
-        mine = [c.name for c in checks.values() if c.workaround == w.id]
-        if mine and all(verdicts.get(n) == Verdict.WORKS for n in mine if n in verdicts) and \
-                any(n in verdicts for n in mine):
-            return f"{w.summary} (checked: `{'`, `'.join(n for n in mine if n in verdicts)}` work)"
-    return None
+    checks = list(load_checks(entry).items.values())
+    w = verified_workaround(entry.meta.workarounds, checks, verdicts)
+    if w is None:
+        return None
+    mine = [c.name for c in checks if c.workaround == w.id and c.name in verdicts]
+    return f"{w.summary} (checked: `{'`, `'.join(mine)}` work)"
 
 
 def _generic(ranked, x) -> str:

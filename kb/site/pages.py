@@ -122,15 +122,12 @@ def _environment(st: EntryStatus) -> list[tuple[str, str]]:
     return sorted(rec.versions.items(), key=lambda kv: (ENV_ORDER.index(kv[0]) if kv[0] in ENV_ORDER else 99, kv[0]))
 
 
-def _shown(engine: str) -> str:
-    return "MNN" if engine == "mnn" else engine  # the others write their names in lower case
-
-
 def answer(entry: Entry, st: EntryStatus) -> dict:
     """The first screen's answer: per engine, newest release first, whether it is affected, since when it
     is fixed, what range was measured; and the best workaround verified on the newest release."""
-    from kb.status import on_version, summarize
-    from kb.verdicts import CheckKind, Verdict
+    from kb.engines import ENGINES
+    from kb.status import on_version, summarize, verified_workaround
+    from kb.verdicts import CheckKind
 
     engines, best = [], None
     for es in st.engines:
@@ -143,25 +140,18 @@ def answer(entry: Entry, st: EntryStatus) -> dict:
             if states[v] != Status.FIXED:
                 break
             fixed_from = v
-        word = {Status.REPRODUCES: "affected", Status.DIFFERS: "affected (fails another way)",
-                Status.FIXED: "not affected", Status.NOT_MEASURED: "not measured"}.get(states[newest], states[newest].label)
-        engines.append({"engine": _shown(es.engine), "newest": newest, "word": word,
+        engines.append({"engine": ENGINES[es.engine].shown, "newest": newest, "word": states[newest].answer,
                         "state": str(states[newest]),
                         "fixed": "never" if fixed_from is None else "every release measured"
                         if fixed_from == es.versions[0] else fixed_from,
                         "range": es.versions[0] if len(es.versions) == 1 else f"{es.versions[0]}–{newest}"})
-        for w in entry.meta.workarounds:
-            mine = [cs for cs in es.checks if cs.check.workaround == w.id]
-            if best is None and mine and all(newest in cs.cells and cs.cells[newest].verdict == Verdict.WORKS
-                                             for cs in mine):
-                best = {"summary": w.summary, "engine": _shown(es.engine), "version": newest}
-    if best is None:  # workarounds measured on another engine than the bug (pnnx for an onnx2ncnn bug)
-        for w in entry.meta.workarounds:
-            mine = [cs for cs in st.checks() if cs.check.workaround == w.id and cs.newest()]
-            if mine and all(cs.newest()[1].verdict == Verdict.WORKS for cs in mine):
-                engine, (version, _) = mine[0].check.engine, mine[0].newest()
-                best = {"summary": w.summary, "engine": _shown(engine), "version": version}
-                break
+    # each workaround check's newest verdict (on its own engine: pnnx for an onnx2ncnn bug, say)
+    newest = {cs.check.name: n for cs in st.checks() if (n := cs.newest())}
+    w = verified_workaround(entry.meta.workarounds, [cs.check for cs in st.checks()],
+                            {name: cell.verdict for name, (_, cell) in newest.items()})
+    if w is not None:
+        name = next(cs.check for cs in st.checks() if cs.check.workaround == w.id and cs.check.name in newest)
+        best = {"summary": w.summary, "engine": ENGINES[name.engine].shown, "version": newest[name.name][0]}
     return {"engines": engines, "workaround": best}
 
 
