@@ -49,6 +49,8 @@ def scan(entry: Entry, checks: Checks) -> str | None:
     from kb.artifacts import PreparationFailed, prepare
     from kb.match.scan import find_problems
 
+    if not entry.meta.trigger:
+        return None  # a user error or tool hazard without a graph trigger (the schema allows it only there)
     try:
         arts = prepare(entry)  # cached by content: exported once
     except PreparationFailed as e:
@@ -114,8 +116,10 @@ def scope(entry: Entry, checks: Checks) -> str | None:
     from kb.versions import version_key
 
     variants = [c for c in checks.items.values() if c.variant]
+    if not entry.meta.trigger:
+        return None  # nothing for scan to find: a user error or a tool hazard
     if not variants:
-        return None  # no variants declared yet
+        return f"no variants; an entry's scope needs at least {MIN_VARIANTS}"
     table = expectations.load(entry.expected)
     try:
         arts = prepare(entry)

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from kb.engines import ENGINES
 from kb.pattern import Pattern
+from kb.verdicts import EntryKind
 
 
 def _known_engine(name: str) -> str:
@@ -150,10 +151,11 @@ class EntryMeta(Strict):
     id: str = Field(pattern=r"^KB\d{3}$")  # stable short id, never reused
     title: str
     added: date
+    kind: EntryKind = EntryKind.ENGINE_BUG  # a user error or a tool hazard reads differently on the page
     engines: list[Engine] = Field(min_length=1)
     components: list[Component] = Field(min_length=1)
     symptom: Symptom
-    trigger: list[Pattern] = Field(min_length=1)
+    trigger: list[Pattern] = []  # an engine bug needs one; a user error or tool hazard may have no graph trigger
     signatures: list[Signature] = Field(min_length=1)
     upstream: list[Upstream] = []
     tags: list[str] = []
@@ -171,6 +173,12 @@ class EntryMeta(Strict):
         if dup:
             raise ValueError(f"duplicate ids: {sorted(dup)}")
         return items
+
+    @model_validator(mode="after")
+    def _bug_has_trigger(self) -> EntryMeta:
+        if self.kind == EntryKind.ENGINE_BUG and not self.trigger:
+            raise ValueError("trigger: an engine bug needs at least one pattern, for `kb scan`")
+        return self
 
     def signature(self, sid: str) -> Signature:
         return next(s for s in self.signatures if s.id == sid)

@@ -89,6 +89,31 @@ STATUS_ANSWERS = {
 }
 
 
+class EntryKind(StrEnum):
+    """What an entry records: an engine's bug, a user's mistake the engines don't catch, or a tool's hazard."""
+
+    ENGINE_BUG = "engine-bug"
+    USER_ERROR = "user-error"
+    TOOL_HAZARD = "tool-hazard"
+
+    @property
+    def label(self) -> str:
+        return {EntryKind.ENGINE_BUG: "engine bug", EntryKind.USER_ERROR: "user error",
+                EntryKind.TOOL_HAZARD: "tool hazard"}[self]
+
+    def answer(self, status: Status) -> str:
+        """A status in a reader's words for this kind: a user error is not "fixed", the engine starts catching it."""
+        words = KIND_ANSWERS.get(self, {})
+        return words.get(status, status.answer)
+
+
+KIND_ANSWERS = {
+    EntryKind.USER_ERROR: {Status.REPRODUCES: "the mistake still goes unnoticed",
+                           Status.FIXED: "the mistake no longer misleads"},
+    EntryKind.TOOL_HAZARD: {Status.REPRODUCES: "hazard present", Status.FIXED: "hazard gone"},
+}
+
+
 class Assessment(StrEnum):
     """A run against the accepted knowledge (expected.yaml)."""
 

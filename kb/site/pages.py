@@ -140,7 +140,7 @@ def answer(entry: Entry, st: EntryStatus) -> dict:
             if states[v] != Status.FIXED:
                 break
             fixed_from = v
-        engines.append({"engine": ENGINES[es.engine].shown, "newest": newest, "word": states[newest].answer,
+        engines.append({"engine": ENGINES[es.engine].shown, "newest": newest, "word": entry.meta.kind.answer(states[newest]),
                         "state": str(states[newest]),
                         "fixed": "never" if fixed_from is None else "every release measured"
                         if fixed_from == es.versions[0] else fixed_from,
