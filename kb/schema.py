@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kb.engines import ENGINES
+from kb.tags import check as known_tag
 from kb.pattern import Pattern
 from kb.verdicts import EntryKind
 
@@ -158,7 +159,7 @@ class EntryMeta(Strict):
     trigger: list[Pattern] = []  # an engine bug needs one; a user error or tool hazard may have no graph trigger
     signatures: list[Signature] = Field(min_length=1)
     upstream: list[Upstream] = []
-    tags: list[str] = []
+    tags: list[Annotated[str, AfterValidator(known_tag)]] = []  # the vocabulary of kb/tags.py
     workarounds: list[Workaround] = []
     aliases: list[str] = []  # former slugs, kept as redirects
     guard: Guard | None = None  # a regression guard: declared, not inferred from tags
