@@ -121,12 +121,15 @@ def variant_names(repro: Path) -> list[str]:
         raise KBError(repro, "checks.variants(...) without cases needs a variants() function here")
     names = []
     for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Case":
+        if isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "Case":
             first = node.args[0] if node.args else None
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                 raise KBError(repro, f"line {node.lineno}: a variant's name is computed; pass "
                                      "checks.variants(..., cases=[...]) instead")
             names.append(first.value)
+    if not names:  # cases built elsewhere (a helper, a loop over another function) would give no checks at all
+        raise KBError(repro, f"line {fn.lineno}: variants() shows no Case(\"<name>\", ...); pass "
+                             "checks.variants(..., cases=[...]) instead")
     return names
 
 

@@ -36,11 +36,16 @@ def _select(slugs: list[str]):
 
 @app.command("list")
 def list_() -> None:
-    """List the entries."""
-    entries = entries_mod.load_all()
+    """List the entries (and, after them, one line for each entry that does not load)."""
+    broken: list[KBError] = []
+    entries = entries_mod.load_all(broken=broken)
     w = max((len(e.slug) for e in entries), default=4)
     for e in entries:  # plain columns: a slug is an address and is never cut
         print(f"{e.meta.id}  {e.slug:<{w}}  {','.join(e.meta.engines):<16}  {e.meta.title}")
+    for problem in broken:
+        print(f"kb: {problem}", file=sys.stderr)  # as main() prints a KBError: one line
+    if broken:
+        raise typer.Exit(broken[0].code)
 
 
 @app.command()

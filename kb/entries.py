@@ -95,14 +95,25 @@ def load_entry(folder: Path) -> Entry:
     return Entry(slug, folder, meta, body)
 
 
-def load_all(root: Path | None = None) -> list[Entry]:
+def load_all(root: Path | None = None, broken: list[KBError] | None = None) -> list[Entry]:
+    """Every entry. Given a `broken` list, an entry that does not load goes there instead of raising: one
+    half-written entry must not take the others' contracts (or `kb list`) down with it."""
     base = (root or repo_root()) / "repros"
-    entries = [load_entry(d) for d in sorted(base.iterdir()) if d.is_dir() and not d.name.startswith((".", "_"))]
-    ids: dict[str, str] = {}
-    for e in entries:
-        if e.meta.id in ids:
-            raise KBError(e.page, f"field 'id': {e.meta.id} is already used by {ids[e.meta.id]}")
+    entries, ids = [], {}
+    for d in sorted(base.iterdir()):
+        if not d.is_dir() or d.name.startswith((".", "_")):
+            continue
+        try:
+            e = load_entry(d)
+            if e.meta.id in ids:
+                raise KBError(e.page, f"field 'id': {e.meta.id} is already used by {ids[e.meta.id]}")
+        except KBError as problem:
+            if broken is None:
+                raise
+            broken.append(problem)
+            continue
         ids[e.meta.id] = e.slug
+        entries.append(e)
     return entries
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -69,6 +70,21 @@ class Session:
         return got, reference
 
 
+@functools.cache
+def _kb_sources() -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.rglob("*.py")))
+
+
+def inputs_digest(entry: Entry) -> str:
+    """What a verdict depends on besides the installed versions: the entry's reproducer, checks and front
+    matter, and kb's own code. A record is reused (a resumed matrix) only while this is unchanged."""
+    h = hashlib.sha256(_kb_sources())
+    for f in (entry.repro, entry.test):
+        h.update(f.read_bytes())
+    h.update(entry.meta.model_dump_json().encode())
+    return h.hexdigest()[:16]
+
+
 def run_check(entry: Entry, check: Check) -> Record:
     started = datetime.now(timezone.utc)
     t0 = time.monotonic()
@@ -83,7 +99,7 @@ def run_check(entry: Entry, check: Check) -> Record:
             versions=versions.environment(), platform=versions.platform_tag(), started=started,
             duration=round(time.monotonic() - t0, 3), metrics=comp.metrics if comp else None,
             steps=[StepSummary(**s.summary()) for s in ev.steps] if ev else [],
-            log=excerpt(ev) if ev else "",
+            log=excerpt(ev) if ev else "", inputs=inputs_digest(entry),
         )
 
     missing = [reason for e in check.engines if (reason := engines.missing(e))]
@@ -139,7 +155,7 @@ def _rewrite_guard(entry: Entry, check: Check, arts: Artifacts):
         done.add(case)
         item = arts.manifest[case]
         if not item.get("rewrites"):
-            if item.get("trigger") is False:  # a model without the trigger that claims to replace nothing
+            if entry.meta.trigger and item.get("trigger") is False:  # a model without the trigger that replaces nothing
                 raise PreparationFailed(str(KBError(entry.repro, f"workaround check {check.name!r} runs case "
                                                     f"{case!r}, which has no trigger and rewrites nothing: declare "
                                                     "the case it replaces, Case(..., rewrites='<original>')")))

@@ -80,6 +80,7 @@ def run(engine: str, version_list: list[str], entries: list[Entry], workers: int
                 if progress:
                     progress.console.print(f"{engine} {v}: {problem}", markup=False, highlight=False)
             results[v] = records
-            if progress:
+            if progress:  # a line per version too: the bar is transient, and absent when not a terminal
+                progress.console.print(f"{engine} {v}: {len(records)} checks measured", highlight=False)
                 progress.advance(task)
     return [r for v in versions.sort_versions(results) for r in results[v]]

@@ -68,6 +68,7 @@ class NodeSpec(Strict):
     op: str | list[str] = "*"  # an op type, or alternatives: [GRU, LSTM, RNN]
     not_op: list[str] = []  # op types this node must not be (e.g. a base that is never negative)
     custom: bool | None = None  # True: an op that ONNX itself does not define
+    outputs: Pred | None = None  # how many outputs the node writes (omitted optional ones do not count)
     # Attribute tests. An attribute that became an input in a later opset (ReduceMean's `axes` in 18)
     # is read from that input when it is a constant: see `attr_inputs`.
     attrs: dict[str, Pred] = {}
@@ -80,6 +81,9 @@ class NodeSpec(Strict):
     # ConvTranspose whose weight has more than one output channel per group (not depthwise).
     const_dims: dict[int, dict[int, Pred]] = {}
     const_rank: dict[int, Pred] = {}  # rank of constant inputs, e.g. {0: {eq: 0}}: a scalar in the first slot
+    # Elements of constant inputs, flattened: slot -> index -> test, e.g. {1: {0: {not_in: [0, 1]}}} for a
+    # Reshape whose target's first entry is neither kept (0) nor a batch of 1. Negative indexes count from the end.
+    const_values: dict[int, dict[int, Pred]] = {}
     # True: its output depends on a model input's values, not only on constants and shapes, so a converter
     # given the input shape cannot fold it away (the Equal/Where torch writes for a reshape's shape can).
     data_dependent: bool | None = None
@@ -235,6 +239,8 @@ class GraphIndex:
             return False
         if spec.custom is not None and spec.custom != _is_custom(node.op_type, node.domain):
             return False
+        if spec.outputs is not None and not spec.outputs.test(sum(1 for t in node.output if t)):
+            return False
         for slot in spec.graph_inputs:
             if slot >= len(node.input) or node.input[slot] not in self.inputs:
                 return False
@@ -255,6 +261,11 @@ class GraphIndex:
         for slot, pred in spec.const_rank.items():
             shape = self.const_shape(node.input[slot]) if slot < len(node.input) else None
             if shape is None or not pred.test(len(shape)):
+                return False
+        for slot, tests in spec.const_values.items():
+            value = self.const_value(node.input[slot]) if slot < len(node.input) else None
+            flat = _flatten(value) if value is not None else []
+            if not flat or any(not (-len(flat) <= k < len(flat)) or not pred.test(flat[k]) for k, pred in tests.items()):
                 return False
         if spec.attrs:
             attrs = self.attrs(i)
@@ -407,3 +418,10 @@ def find(patterns: list[Pattern], model: onnx.ModelProto) -> list[Match]:
         for p in patterns:
             matches.extend(match_graph(p, index))
     return matches
+
+
+def _flatten(value) -> list:
+    """A constant's value (a nested list, or a scalar) as one flat list."""
+    if not isinstance(value, list):
+        return [value]
+    return [x for v in value for x in _flatten(v)]

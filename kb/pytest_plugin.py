@@ -133,7 +133,7 @@ class CheckItem(_OneLine):
         self.check = check
 
     def runtest(self):
-        from kb.harness import run_check
+        from kb.harness import inputs_digest, run_check
 
         try:
             entry = self.parent.checks.entry()
@@ -141,6 +141,8 @@ class CheckItem(_OneLine):
         except KBError as e:
             pytest.fail(str(e), pytrace=False)
         rec = _reused(self.config).get((entry.slug, self.check.name)) if self.config.getoption("kb_reuse") else None
+        if rec is not None and rec.inputs != inputs_digest(entry):
+            rec = None  # made before the entry or kb changed: its judgement may be stale
         if rec is None:
             rec = run_check(entry, self.check)
             store().append(rec)

@@ -62,6 +62,7 @@ class Record(BaseModel):
     steps: list[StepSummary] = []
     log: str = ""  # excerpt: the lines that matter, bounded
     run: str = ""
+    inputs: str = ""  # digest of what the verdict depends on besides the environment (kb.harness.inputs_digest)
 
     @staticmethod
     def new_id() -> str:

@@ -283,6 +283,23 @@ def test_an_upgraded_exporter_package_exports_again(fixture_entry, monkeypatch):
 
 def test_the_corpus_runs_under_xdist_as_ci_runs_it(fixture_corpus):
     """Markers and records cross to the controller: everything an item carries must serialize."""
-    p = pytest_run(fixture_corpus, "-n", "2", "--dist", "loadfile")
+    p = pytest_run(fixture_corpus, "-n", "2", "--dist", "loadfile", "-k", "not scope")  # doubles have no variants
     assert p.returncode == 0, p.stdout[-3000:]
     assert "INTERNALERROR" not in p.stdout + p.stderr
+
+
+def test_a_resumed_run_reuses_a_record_only_while_the_entry_is_unchanged(fixture_entry, corpus):
+    folder = fixture_entry(GUARD)
+    records = Path(os.environ["KB_RECORDS"])
+
+    def lines():
+        return sum(len(p.read_text().splitlines()) for p in records.glob("*.jsonl")) if records.is_dir() else 0
+
+    assert pytest_run(corpus, "-k", "not contract", "--kb-reuse").returncode == 0
+    made = lines()
+    assert made == 1
+    assert pytest_run(corpus, "-k", "not contract", "--kb-reuse").returncode == 0
+    assert lines() == made  # same environment, same entry: reused
+    edit(folder / "repro.py", '"""', '"""Edited. ', )  # a changed reproducer may judge otherwise
+    assert pytest_run(corpus, "-k", "not contract", "--kb-reuse").returncode == 0
+    assert lines() == made + 1

@@ -1,6 +1,7 @@
 """A broken entry is reported on one line naming its file and field; `kb new` scaffolds a loadable one."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -71,13 +72,24 @@ def kb(*args):
     return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True, env=os.environ)
 
 
-def test_cli_reports_a_broken_entry_in_one_line(fixture_entry):
-    folder = fixture_entry(GUARD)
-    edit_page(folder, "symptom: wrong-output", "symptom: sad")
+def test_cli_reports_a_broken_entry_in_one_line(fixture_corpus):
+    edit_page(fixture_corpus / "repros" / GUARD, "symptom: wrong-output", "symptom: sad")
     p = kb("list")
     assert p.returncode == 2
     assert p.stderr.count("\n") == 1 and "README.md: field 'symptom'" in p.stderr
     assert "Traceback" not in p.stderr + p.stdout
+    assert "fake-pow-nan" in p.stdout and GUARD not in p.stdout  # the others are still listed
+
+
+def test_a_broken_entry_fails_its_own_tests_not_the_others_contracts(fixture_corpus):
+    edit_page(fixture_corpus / "repros" / GUARD, "symptom: wrong-output", "symptom: sad")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-k", "explain or page or entry",
+                        str(fixture_corpus / "repros")], capture_output=True, text=True, cwd=fixture_corpus,
+                       env=os.environ)
+    assert p.returncode != 0
+    assert "fake-pow-nan/test_checks.py::contract[explain] PASSED" in p.stdout or " passed" in p.stdout
+    failed = [ln for ln in p.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+    assert failed and all(GUARD in ln for ln in failed), p.stdout[-3000:]
 
 
 def test_kb_new_scaffolds_an_entry_whose_placeholders_fail_until_filled_in(fixture_corpus):
@@ -127,3 +139,20 @@ def test_kb_new_refuses_bad_input(fixture_corpus, slug, engine, problem):
     with pytest.raises(KBError, match=problem):
         new_entry(slug, engine)
     assert sorted(p.relative_to(fixture_corpus) for p in fixture_corpus.rglob("*")) == before  # nothing written
+
+
+@pytest.mark.parametrize("body, result", [
+    ('    yield Case("a", M())\n    yield harness.Case("b", M())\n', ["a", "b"]),
+    ('    for n in NAMES:\n        yield Case(n, M())\n', "a variant's name is computed"),
+    ('    return [make(n) for n in NAMES]\n', "variants() shows no Case"),  # never zero checks in silence
+])
+def test_variant_names_are_read_from_the_source_or_refused(tmp_path, body, result):
+    from kb.checks import variant_names
+
+    repro = tmp_path / "repro.py"
+    repro.write_text(f"def variants():\n{body}")
+    if isinstance(result, list):
+        assert variant_names(repro) == result
+    else:
+        with pytest.raises(KBError, match=re.escape(result)):
+            variant_names(repro)

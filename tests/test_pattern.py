@@ -168,3 +168,29 @@ def test_data_dependent_excludes_what_constants_and_shapes_compute():
     assert not find([DATA_EQUAL], model([shape, on_shape], initializers=["c"]))
     on_consts = helper.make_node("Equal", ["c", "c"], ["y"])
     assert not find([DATA_EQUAL], model([on_consts], initializers=["c"]))
+
+
+RESHAPE_KEEPS_NO_BATCH = Pattern.model_validate({
+    "name": "reshape-first-entry", "summary": "",
+    "nodes": {"r": {"op": "Reshape", "const_values": {1: {0: {"not_in": [0, 1]}}}}},
+})
+
+
+@pytest.mark.parametrize("target, hit", [([4, 5], True), ([1, 20], False), ([0, -1], False), ([2, 3, 4], True)])
+def test_const_values_test_elements_of_a_constant(target, hit):
+    shape = helper.make_tensor("shape", TensorProto.INT64, [len(target)], target)
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[shape])
+    assert bool(find([RESHAPE_KEEPS_NO_BATCH], helper.make_model(g))) is hit
+
+
+@pytest.mark.parametrize("outputs, hit", [(["y"], True), (["y", "", "c"], True), (["y", "h", "c"], False)])
+def test_outputs_counts_the_outputs_a_node_writes(outputs, hit):
+    lstm = Pattern.model_validate({"name": "short-lstm", "summary": "",
+                                   "nodes": {"l": {"op": "LSTM", "outputs": {"lt": 3}}}})
+    node = helper.make_node("LSTM", ["x", "w", "r"], outputs, hidden_size=4)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[helper.make_tensor(n, TensorProto.FLOAT, [1], [1.0]) for n in ("w", "r")])
+    assert bool(find([lstm], helper.make_model(g))) is hit
