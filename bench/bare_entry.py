@@ -6,13 +6,11 @@ A fork shares whatever state the parent's engines hold, which is why kb itself n
 corpus_speed.py runs it with OMP_NUM_THREADS=1 so no OpenMP pool exists to deadlock a fork.
 """
 
-import json
 import os
 import signal
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 start = time.monotonic()
 os.environ["KB_CACHE"] = tempfile.mkdtemp(prefix="kb-bare-")
@@ -34,7 +32,7 @@ def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=N
     module, func = target.split(":")
     fn = getattr(importlib.import_module(module), func)
     t0 = time.monotonic()
-    with tempfile.TemporaryFile() as log, tempfile.NamedTemporaryFile(suffix=".json") as res:
+    with tempfile.TemporaryFile() as log:
         sys.stdout.flush(), sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # the step: fds 1 and 2 go to the log, as a spawned step's do
@@ -42,7 +40,7 @@ def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=N
             try:
                 os.dup2(log.fileno(), 1), os.dup2(log.fileno(), 2)
                 child.unbuffer_c_stdio()
-                Path(res.name).write_text(json.dumps(fn(**kwargs)))
+                fn(**kwargs)  # a step reports through the files it writes, as in kb.child
                 code = 0
             except SystemExit as e:
                 if isinstance(e.code, str):
@@ -64,10 +62,8 @@ def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=N
             time.sleep(0.002)
         rc = os.waitstatus_to_exitcode(done[1])
         log.seek(0)
-        text = Path(res.name).read_text()
         return child.StepResult(name, shown or target, rc, signal.Signals(-rc).name if rc < 0 and not timed_out
-                                else None, timed_out, time.monotonic() - t0, log.read().decode(errors="replace"),
-                                json.loads(text) if text else None)
+                                else None, timed_out, time.monotonic() - t0, log.read().decode(errors="replace"))
 
 
 child.run_function = run_forked

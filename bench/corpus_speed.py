@@ -3,8 +3,11 @@
 The bare baseline is bench/bare_entry.py run once per entry: one process per problem that imports
 torch and the engines once and runs the same exports, conversions and inferences in sequence.
 Target: ratio <= 1.3.
+
+    .venv/bin/python bench/corpus_speed.py [--entries SLUG ...]   # default: every entry of $KB_ROOT
 """
 
+import argparse
 import os
 import subprocess
 import sys
@@ -28,17 +31,28 @@ def timed(argv, **env):
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--entries", nargs="+", metavar="SLUG", help="only these entries (default: all)")
+    args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from kb.entries import load_all
+    from kb.paths import repo_root
 
-    slugs = [e.slug for e in load_all()]
+    entries = load_all()
+    if unknown := sorted(set(args.entries or ()) - {e.slug for e in entries}):
+        ap.error(f"no such entry under {repo_root() / 'repros'}: {', '.join(unknown)}")
+    entries = [e for e in entries if not args.entries or e.slug in args.entries]
+    slugs = [e.slug for e in entries]
+    targets = [str(e.dir) for e in entries] if args.entries else [str(repo_root() / "repros")]
     records = tempfile.mkdtemp(prefix="kb-bench-records-")
-    corpus, p = timed([sys.executable, "-m", "pytest", "repros", "-q", "-p", "no:cacheprovider"],
+    corpus, p = timed([sys.executable, "-m", "pytest", *targets, "-q", "-p", "no:cacheprovider"],
                       KB_CACHE=tempfile.mkdtemp(prefix="kb-bench-cache-"), KB_RECORDS=records)
     summary = p.stdout.strip().splitlines()[-1]
     bare = {}
     for slug in slugs:
-        wall, _ = timed([sys.executable, "bench/bare_entry.py", slug], KB_RECORDS=records)
+        wall, p = timed([sys.executable, "bench/bare_entry.py", slug], KB_RECORDS=records)
+        if p.returncode != 0:
+            sys.exit(f"bench/bare_entry.py {slug} failed ({p.returncode}):\n{p.stderr[-2000:]}")
         bare[slug] = wall
     total = sum(bare.values())
     print(f"{'entry':45} bare s")

@@ -3,8 +3,14 @@
 cold: empty environment cache (pip downloads each version) and empty export cache;
 warm: environments and exports cached, but fresh records, so every check really runs again.
 Target: warm, 8 MNN versions x all MNN entries in a few minutes on 2 cores.
+
+    .venv/bin/python bench/matrix_speed.py [--envs DIR] [kb matrix options: --entry SLUG, VERSION ...]
+
+--envs uses an existing environment store (KB_ENVS) instead of an empty one: nothing cached there is
+downloaded again, so "cold" is then cold exports only.
 """
 
+import argparse
 import json
 import os
 import subprocess
@@ -16,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def matrix(**env):
+def matrix(passed: list[str], **env):
     start = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "kb", "matrix", "--engine", "mnn", "--json", *sys.argv[1:]], cwd=ROOT,
+    p = subprocess.run([sys.executable, "-m", "kb", "matrix", "--engine", "mnn", "--json", *passed], cwd=ROOT,
                        env={**os.environ, **env}, capture_output=True, text=True)
     wall = time.monotonic() - start
     if p.returncode != 0:
@@ -28,9 +34,14 @@ def matrix(**env):
 
 
 def main():
-    envs, cache = tempfile.mkdtemp(prefix="kb-envs-"), tempfile.mkdtemp(prefix="kb-cache-")
-    cold, rows = matrix(KB_ENVS=envs, KB_CACHE=cache, KB_RECORDS=tempfile.mkdtemp())
-    warm, rows = matrix(KB_ENVS=envs, KB_CACHE=cache, KB_RECORDS=tempfile.mkdtemp())
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--envs", type=Path, help="an existing environment store (KB_ENVS) instead of an empty one")
+    args, passed = ap.parse_known_args()
+    if args.envs and not args.envs.is_dir():
+        ap.error(f"--envs {args.envs}: no such folder")
+    envs, cache = str(args.envs or tempfile.mkdtemp(prefix="kb-envs-")), tempfile.mkdtemp(prefix="kb-cache-")
+    cold, rows = matrix(passed, KB_ENVS=envs, KB_CACHE=cache, KB_RECORDS=tempfile.mkdtemp())
+    warm, rows = matrix(passed, KB_ENVS=envs, KB_CACHE=cache, KB_RECORDS=tempfile.mkdtemp())
     versions = sorted({r["engine_version"] for r in rows})
     measured = [r for r in rows if r["verdict"] not in ("unavailable", "error")]
     print(f"MNN versions: {len(versions)} ({', '.join(versions)}); check runs: {len(rows)}")

@@ -13,6 +13,7 @@ are not false alarms, and a failure as described there would be a regression; gu
 
     python bench/scan_architectures.py              # labels from bench/arch/labels.jsonl
     python bench/scan_architectures.py --relabel    # rerun the engines (cached by file and versions)
+    python bench/scan_architectures.py --families resnet,vit   # only these families' files (a quick run)
 """
 
 from __future__ import annotations
@@ -88,14 +89,20 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--corpus", metavar="REV", help="judge the entries of this git revision (default: the working tree)")
     ap.add_argument("--entries", metavar="IDS", help="comma-separated ids or slugs to report (default: all)")
+    ap.add_argument("--families", metavar="NAMES", help="comma-separated families whose files to scan (default: all)")
     args = ap.parse_args()
+    families = args.families.split(",") if args.families else None
+    if families and args.relabel:
+        ap.error("--relabel rewrites labels.jsonl whole: run it on every family")
+    if unknown := sorted(set(families or ()) - set(export._family_names())):
+        ap.error(f"no such family: {', '.join(unknown)} (see bench/arch/models/__init__.py FAMILIES)")
     t0 = time.monotonic()
 
     import onnx
 
     from kb.match.scan import find_problems
 
-    files = {f.name: f for f in export.ensure()}
+    files = {f.name: f for f in export.ensure(families)}
     if args.relabel:
         labels = label.relabel(list(files.values()), jobs=args.jobs, use_cache=not args.no_cache)
     elif label.LABELS.exists():
@@ -110,6 +117,8 @@ def main() -> int:
     matched: dict[str, dict[str, list[str]]] = {}  # file -> entry id -> "pattern: node, node"
     stale, absent = [], []
     for name, item in sorted(labels["files"].items()):
+        if families and item["family"] not in families:
+            continue
         f = files.get(name)
         if f is None:
             absent.append(name)
@@ -210,7 +219,7 @@ def main() -> int:
         fams = sorted({labels["files"][n]["family"] for n in scanned if _split(labels["files"][n]["family"]) == split})
         print(f"  {split} families ({len(fams)}): recall {c['tp']}/{c['tp'] + c['missed']} "
               f"{_pct(c['tp'], c['tp'] + c['missed'])}; false alarms {c['false']}; masked {c['masked']}")
-    print("  (tuned: the families the trigger patterns were fitted to; held out: bench/arch/models.py HELD_OUT, "
+    print("  (tuned: the families the trigger patterns were fitted to; held out: bench/arch/models HELD_OUT, "
           "added after, never used to tune)")
     print("  (a NaN or mismatch is the entry's only with its own evidence in the log, or when it goes away on the "
           "file with the entry's trigger taken out (bench/arch/ablate.py); 'recall log/crash' counts only positives "

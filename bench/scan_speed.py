@@ -2,8 +2,10 @@
 0.5 s typical, 2 s worst), and its matching alone (all entries' trigger patterns) on synthetic ONNX
 graphs of 1k, 10k and 100k nodes, excluding file loading.
 
-    python bench/scan_speed.py [MODEL.onnx | FOLDER ...]   # default models: the corpus's exported cases Matching must be linear in graph size; target: 10k nodes
-well under a second.
+    python bench/scan_speed.py [MODEL.onnx | FOLDER ...] [--sizes N ...]
+
+Default models: the corpus's exported cases (.kb/cache). Matching must be linear in graph size;
+target: 10k nodes well under a second.
 
 The graph repeats a 12-node block full of near misses of the corpus's patterns (a grouped
 ConvTranspose into Relu, x - mean squared by Mul, a standard op into Reshape -> InstanceNormalization,
@@ -61,8 +63,10 @@ def end_to_end(paths: list[Path]) -> None:
     times = []
     for path in paths:
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "kb", "scan", str(path)], capture_output=True, cwd=ROOT)
+        p = subprocess.run([sys.executable, "-m", "kb", "scan", str(path)], capture_output=True, text=True, cwd=ROOT)
         times.append((time.perf_counter() - start, path))
+        if p.returncode not in (0, 1):  # 0 none found, 1 found; anything else did not scan: no figure
+            sys.exit(f"kb scan {path} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
     if not times:
         return
     secs = sorted(t for t, _ in times)
@@ -77,20 +81,27 @@ def models(args: list[str]) -> list[Path]:
         p = Path(a)
         found += sorted(p.rglob("*.onnx")) if p.is_dir() else [p]
     big = sorted(found, key=lambda f: f.stat().st_size)  # the largest few and a spread of the rest
-    return (big[:: max(1, len(big) // 20)] + big[-5:])[:25]
+    return list(dict.fromkeys(big[:: max(1, len(big) // 20)] + big[-5:]))[:25]  # each model once
 
 
 def main():
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*", help="ONNX files or folders (default: the corpus's exported cases)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000],
+                    help="node counts of the synthetic graphs")
+    args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from kb.entries import load_all
     from kb.match.scan import find_problems
 
-    end_to_end(models(sys.argv[1:]))
+    end_to_end(models(args.models))
     entries = load_all(ROOT)
     patterns = sum(len(e.meta.trigger) for e in entries)
     print(f"{len(entries)} entries, {patterns} trigger patterns")
     print(f"{'nodes':>8} {'scan s':>8} {'us/node':>8} {'matches':>8}")
-    for n in (1_000, 10_000, 100_000):
+    for n in args.sizes:
         model = synthetic(n)
         best = float("inf")
         for _ in range(3):

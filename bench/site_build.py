@@ -1,6 +1,6 @@
 """Site build time and search index size, for the real corpus and for synthetic ones of 25 and 50 entries.
 
-    .venv/bin/python bench/site_build.py [--repeat N]
+    .venv/bin/python bench/site_build.py [--repeat N] [--sizes N ...] [--no-real]
 
 A synthetic corpus is copies of the real entries (new slugs and ids, records copied with them) in a
 temp folder, selected through $KB_ROOT as everywhere in kb. Per-entry cost should stay flat: the
@@ -67,14 +67,18 @@ def measure(root: Path, work: Path, repeat: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="builds per corpus; the median is shown")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[25, 50], help="entries in the synthetic corpora")
+    ap.add_argument("--no-real", action="store_true", help="build only the synthetic corpora")
     args = ap.parse_args()
+    if len(args.sizes) + (not args.no_real) < 2:
+        ap.error("two corpora at least: the marginal cost compares the smallest and the largest")
     with tempfile.TemporaryDirectory(prefix="kb-site-bench-") as tmp:
         tmp = Path(tmp)
+        corpora = [] if args.no_real else [("real", REPO, tmp / "real")]
+        corpora += [("synthetic", synthetic_corpus(tmp / f"corpus-{n}", n), tmp / f"out-{n}") for n in args.sizes]
+        os.environ["KB_ROOT"] = str(corpora[0][1])
         build_site(tmp / "warmup", docs_dir=tmp / "warmup-docs", log_level=logging.WARNING)  # imports, caches
-        rows = [("real", measure(REPO, tmp / "real", args.repeat))]
-        for n in (25, 50):
-            root = synthetic_corpus(tmp / f"corpus-{n}", n)
-            rows.append(("synthetic", measure(root, tmp / f"out-{n}", args.repeat)))
+        rows = [(name, measure(root, work, args.repeat)) for name, root, work in corpora]
 
     print(f"{'corpus':<10} {'entries':>7} {'build s':>8} {'ms/entry':>9} {'generate s':>11} "
           f"{'index KiB':>10} {'index B/entry':>14}")

@@ -1,4 +1,4 @@
-"""Export every family of bench/arch/models.py the ways users do, into a content-keyed cache.
+"""Export every family of bench/arch/models/ the ways users do, into a content-keyed cache.
 
 Per family (`VARIANTS`):
   ts13, ts17      torch.onnx.export(dynamo=False, opset_version=13 / 17); ts14 instead of ts13 for the
@@ -10,7 +10,7 @@ and for the "cnn" families, onnxruntime quantization of the float exports (kb.wo
   ts13-qop                           quantize_static, QuantFormat.QOperator
   ts13-dynq                          quantize_dynamic
 
-The cache is .kb/arch/exports/<key>/, key = hash of models.py, this file and the versions of torch,
+The cache is .kb/arch/exports/<key>/, key = hash of models/*.py, this file and the versions of torch,
 onnx, onnxruntime and onnxsim: editing a model re-exports everything, nothing else does. torch runs
 in child processes (two, one per core), each exporting a share of the families.
 
@@ -71,10 +71,13 @@ def _versions() -> dict[str, str]:
     return out
 
 
+MODELS = sorted((HERE / "models").glob("*.py"))  # the families, one module each, and their registry
+
+
 def cache_key() -> str:
     h = hashlib.sha256()
-    for p in (HERE / "models.py", Path(__file__)):
-        h.update(p.read_bytes())
+    for p in (*MODELS, Path(__file__)):
+        h.update(p.name.encode() + p.read_bytes())
     h.update(json.dumps(_versions(), sort_keys=True).encode())
     return h.hexdigest()[:16]
 
@@ -208,11 +211,11 @@ def _family_names() -> list[str]:
     """The family names, read without importing torch (the parent stays light)."""
     import ast
 
-    tree = ast.parse((HERE / "models.py").read_text())
+    tree = ast.parse((HERE / "models" / "__init__.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "FAMILIES":
             return [k.value for k in node.value.keys]
-    raise RuntimeError("models.py has no FAMILIES")
+    raise RuntimeError("models/__init__.py has no FAMILIES")
 
 
 def manifests(out: Path | None = None, names: list[str] | None = None) -> list[dict]:

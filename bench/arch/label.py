@@ -2,13 +2,13 @@
 happened, then derive, per corpus entry, whether the engine fails on the file the way the entry says.
 
 Pipelines (each step is its own child process with a timeout, kb.child):
-  mnn                  kb.workers.mnn:convert (default flags) -> kb.workers.mnn:run
+  mnn                  kb.engines.mnn.convert_step (default flags) -> kb.workers.mnn:run
   mnn-allow-custom-op  the same with --allowCustomOp; only where the default conversion names an op
                        it does not support
   mnn-session          the default conversion run with MNN's Session API (kb.workers.mnn:session), as
                        C++ and older Python code run models
   mnn-quant-ema/-kl    the float .mnn -> kb.workers.mnn:quantize (mnnquant, EMA / KL, calibration in
-                       the "sequence" layout of kb/engines/mnn.py) -> run; for the "cnn" and "rnn"
+                       kb.engines.mnn.sequence_calibration) -> run; for the "cnn" and "rnn"
                        families' float files
   onnx2ncnn            the onnx2ncnn binary -> kb.workers.ncnn:run (classic layout, no batch axis)
   pnnx                 pnnx (from the ONNX file) -> kb.workers.ncnn:run (batch axis kept)
@@ -242,33 +242,11 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _mnn_calibration(f: File, work: Path, method: str, samples: int = 4) -> dict:
-    """kb/engines/mnn.py sequence_calibration: one folder per sample, `<input>.txt` rows of the last
-    dimension and an input.json; the first sample is the file's own input, the others seeded normals."""
-    import numpy as np
-
-    with np.load(f.inputs) as z:
-        first = {k: z[k] for k in z.files}
-    rng = np.random.default_rng(0)
-    root = work / f"calibration-{method}"
-    shapes = [{"name": k, "shape": list(v.shape)} for k, v in first.items()]
-    for i in range(samples):
-        d = root / f"sample{i}"
-        d.mkdir(parents=True, exist_ok=True)
-        for name, arr in first.items():
-            data = arr if i == 0 else rng.standard_normal(arr.shape).astype(np.float32) * 0.5
-            np.savetxt(d / f"{name}.txt", data.reshape(-1, data.shape[-1]), fmt="%.6f")
-        (d / "input.json").write_text(json.dumps({"inputs": shapes, "outputs": f.outputs}))
-    return {"path": str(root), "used_sample_num": samples, "feature_quantize_method": method,
-            "weight_quantize_method": "MAX_ABS", "feature_clamp_value": 127, "weight_clamp_value": 127,
-            "batch_size": 1, "quant_bits": 8, "skip_quant_op_names": [], "input_type": "sequence",
-            "inputs": shapes, "debug": False}
-
-
 def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] | None = None) -> dict:
     """Run every pipeline (or those in `only`) on one file; return {pipeline: evidence}."""
     from kb.child import run_command, run_function
     from kb.compare import Outputs, compare
+    from kb.engines import mnn
 
     work = work_root / f.name
     shutil.rmtree(work, ignore_errors=True)
@@ -316,12 +294,9 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
             continue
         p = Pipeline(name, work, clean, sigs)
         dst = work / f"{name}.mnn"
-        # An argv for the native _tools.mnnconvert, run in a child by kb.workers.mnn: never the console script.
-        argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(src), "--MNNModel", str(dst), "--bizCode", "kb", *flags]
-        shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
-        # cwd: mnnconvert writes a scratch file (.__convert_external_data.bin) into the current directory
-        if p.step(run_function(f"mnnconvert {' '.join(flags)}".strip(), "kb.workers.mnn:convert", argv=argv,
-                               shown=shown, timeout=180, cwd=work), [dst]):
+        # kb's MNN driver converts; cwd: mnnconvert writes a scratch file (.__convert_external_data.bin) there
+        if p.step(mnn.convert_step(src, dst, *flags, name=f"mnnconvert {' '.join(flags)}".strip(), timeout=180,
+                                   cwd=work), [dst]):
             out = work / f"{name}.out.npz"
             if p.step(run_function("MNN run", "kb.workers.mnn:run", model=str(dst), feed=str(f.inputs), out=str(out),
                                    outputs=f.outputs, shown=f"MNN run {dst.name}", timeout=120), [out]):
@@ -357,7 +332,8 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
             continue
         p = Pipeline(name, work, clean, sigs)
         cfg = work / f"{name}.json"
-        cfg.write_text(json.dumps(_mnn_calibration(f, work, method), indent=1))
+        cfg.write_text(json.dumps(mnn.sequence_calibration(work / f"calibration-{method}", f.inputs, f.outputs,
+                                                           method), indent=1))
         dst = work / f"{name}.mnn"
         if p.step(run_function(f"mnnquant {method}", "kb.workers.mnn:quantize",
                                argv=["quantized.out", str(float_mnn), str(dst), str(cfg)], cwd=work,
@@ -704,8 +680,13 @@ if __name__ == "__main__":
     ap.add_argument("--only", nargs="*", help="file names (family.variant) to label, for debugging; "
                                               "labels.jsonl is not written")
     args = ap.parse_args()
-    fs = export.ensure()
+    families = sorted({n.split(".")[0] for n in args.only}) if args.only else None
+    if unknown := sorted(set(families or ()) - set(export._family_names())):
+        ap.error(f"no such family: {', '.join(unknown)}")
+    fs = export.ensure(families)
     if args.only:
+        if missing := sorted(set(args.only) - {f.name for f in fs}):
+            ap.error(f"not exported: {', '.join(missing)} (python bench/arch/export.py lists the files)")
         o = onnx2ncnn_binary()
         for f in fs:
             if f.name in args.only:

@@ -14,6 +14,40 @@ from kb.compare import Outputs
 from kb.engines.base import Engine
 
 
+def convert_step(src: Path, dst: Path, *flags: str, name: str | None = None, **run) -> child.StepResult:
+    """mnnconvert `src` (ONNX) to `dst` in a child; `run`: kb.child.run_function's timeout, cwd.
+    Session-free, so bench/arch/label.py converts exactly as the checks do."""
+    # An argv for the native _tools.mnnconvert (kb.workers.mnn), not the console script: its
+    # first word is only the program name _tools' parser expects.
+    argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(src), "--MNNModel", str(dst), "--bizCode", "kb", *flags]
+    shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
+    return child.run_function(name or f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.workers.mnn:convert",
+                              argv=argv, shown=shown, **run)
+
+
+def sequence_calibration(root: Path, inputs: Path, outputs: list[str], method: str, samples: int = 4,
+                         seed: int = 0) -> dict:
+    """Write calibration data for the inputs in `inputs` (.npz) under `root`, in mnnquant's "sequence"
+    layout; return an mnnquant config that uses it (see MNN.sequence_calibration)."""
+    import numpy as np
+
+    with np.load(inputs) as z:
+        first = {k: z[k] for k in z.files}
+    rng = np.random.default_rng(seed)
+    shapes = [{"name": k, "shape": list(v.shape)} for k, v in first.items()]
+    for i in range(samples):
+        d = root / f"sample{i}"
+        d.mkdir(parents=True, exist_ok=True)
+        for name, arr in first.items():
+            data = arr if i == 0 else rng.standard_normal(arr.shape).astype(np.float32) * 0.5
+            np.savetxt(d / f"{name}.txt", data.reshape(-1, data.shape[-1]), fmt="%.6f")
+        (d / "input.json").write_text(json.dumps({"inputs": shapes, "outputs": outputs}))
+    return {"path": str(root), "used_sample_num": samples, "feature_quantize_method": method,
+            "weight_quantize_method": "MAX_ABS", "feature_clamp_value": 127, "weight_clamp_value": 127,
+            "batch_size": 1, "quant_bits": 8, "skip_quant_op_names": [], "input_type": "sequence",
+            "inputs": shapes, "debug": False}
+
+
 class MNN(Engine):
     name = "mnn"
 
@@ -21,13 +55,7 @@ class MNN(Engine):
         """Convert an ONNX model (a case name or a path) with mnnconvert; return `<case>[.tag].mnn`."""
         src = case_or_model if isinstance(case_or_model, Path) else self.s.artifacts.onnx(case_or_model)
         dst = self.s.path(f"{src.stem}{'.' + tag if tag else ''}.mnn")
-        # An argv for the native _tools.mnnconvert (kb.workers.mnn), not the console script: its
-        # first word is only the program name _tools' parser expects.
-        argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(src), "--MNNModel", str(dst),
-                "--bizCode", "kb", *flags]
-        shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
-        self.s.step(child.run_function(f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.workers.mnn:convert",
-                                 argv=argv, shown=shown), produces=[dst])
+        self.s.step(convert_step(src, dst, *flags), produces=[dst])
         return dst
 
     def quantize(self, model: Path, config: dict, name: str) -> Path:
@@ -49,25 +77,8 @@ class MNN(Engine):
         `<input>.txt` (one row per last-dimension vector) and an `input.json` naming inputs and outputs.
         The first sample is the case's own input; the others are seeded random normals.
         """
-        import numpy as np
-
-        meta = self.s.artifacts.case(case)
-        with np.load(self.s.artifacts.inputs(case)) as z:
-            first = {k: z[k] for k in z.files}
-        rng = np.random.default_rng(seed)
-        root = self.s.path(f"calibration-{case}")
-        shapes = [{"name": k, "shape": list(v.shape)} for k, v in first.items()]
-        for i in range(samples):
-            d = root / f"sample{i}"
-            d.mkdir(parents=True, exist_ok=True)
-            for name, arr in first.items():
-                data = arr if i == 0 else rng.standard_normal(arr.shape).astype(np.float32) * 0.5
-                np.savetxt(d / f"{name}.txt", data.reshape(-1, data.shape[-1]), fmt="%.6f")
-            (d / "input.json").write_text(json.dumps({"inputs": shapes, "outputs": meta["outputs"]}))
-        return {"path": str(root), "used_sample_num": samples, "feature_quantize_method": method,
-                "weight_quantize_method": "MAX_ABS", "feature_clamp_value": 127, "weight_clamp_value": 127,
-                "batch_size": 1, "quant_bits": 8, "skip_quant_op_names": [], "input_type": "sequence",
-                "inputs": shapes, "debug": False}
+        return sequence_calibration(self.s.path(f"calibration-{case}"), self.s.artifacts.inputs(case),
+                                    self.s.artifacts.case(case)["outputs"], method, samples, seed)
 
     def run(self, model: Path, case: str | None = None) -> Outputs:
         """Run `<case>[...].mnn` on the case's inputs with MNN's module API; outputs are named as in the case."""

@@ -1,0 +1,141 @@
+"""Every bench in bench/ runs on a tiny input and prints its figures, so a broken bench fails here and
+not on the day someone needs its numbers. Each case runs the script as a user does (a child process
+from the repository root) and looks for the lines that carry its figures. Engines run only where the
+bench is about them, on the smallest input there is (a fixture entry, one small family's file).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+ARCH = BENCH / "arch"
+FAMILY = "sam-neck"  # the smallest architecture family: five float exports, no quantized ones
+
+
+def run(script: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run bench/<script> with `args` (the environment is the test's: a fixture corpus sets KB_ROOT)."""
+    p = subprocess.run([sys.executable, str(BENCH / script), *args], cwd=ROOT, capture_output=True, text=True,
+                       timeout=timeout)
+    assert p.returncode == 0, f"bench/{script} exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+    return p
+
+
+def bench(script: str, *args: str, timeout: float = 120) -> str:
+    """Its stdout, where a bench prints its figures."""
+    return run(script, *args, timeout=timeout).stdout
+
+
+def figures(out: str, *patterns: str) -> list[re.Match]:
+    """Each pattern matches a line of `out` (its figures, not only its words)."""
+    found = []
+    for pattern in patterns:
+        m = re.search(pattern, out, re.M)
+        assert m, f"no line matching {pattern!r} in:\n{out[-3000:]}"
+        found.append(m)
+    return found
+
+
+def test_scan_speed(tmp_path):
+    from onnx import TensorProto, helper, save
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "tiny", [x], [y])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "tiny.onnx"))
+    out = bench("scan_speed.py", str(tmp_path / "tiny.onnx"), "--sizes", "1000")
+    figures(out, r"^kb scan end to end on 1 models: median \d+\.\d+ s, worst \d+\.\d+ s \(tiny\.onnx\)$",
+            r"^\d+ entries, \d+ trigger patterns$", r"^\s+\d{3,4}\s+\d+\.\d{3}\s+\d+\.\d\s+\d+$")
+
+
+def test_site_build():
+    out = bench("site_build.py", "--repeat", "1", "--sizes", "1", "2", "--no-real", timeout=240)
+    rows = [m.groups() for m in re.finditer(r"^synthetic\s+(\d+)\s+\d+\.\d\d\s+\d+", out, re.M)]
+    assert rows == [("1",), ("2",)], out
+    figures(out, r"^marginal cost per added entry \(1 -> 2\): -?\d+ ms build, -?\d+\.\d KiB index")
+
+
+def test_explain_real_logs():
+    out = bench("explain_real_logs.py", "--split", "tune")
+    figures(out, r"^== split tune: \d+ positives", r"^recall\s+\d+/\d+ \(\d+%\)$",
+            r"^confident top-1\s+\d+/\d+", r"^false matches\s+\d+/\d+")
+
+
+def test_coverage():
+    out = bench("coverage/coverage.py")
+    figures(out, r"^== draw ", r"^\s+all\s+\d+/\d+\s+=\s+\d+\.\d%")
+
+
+def test_corpus_speed_and_bare_entry(fixture_entry):
+    """corpus_speed runs pytest on the entry and bench/bare_entry.py on it: one fixture entry, one check."""
+    fixture_entry("fake-pow-nan")
+    out = bench("corpus_speed.py", "--entries", "fake-pow-nan", timeout=240)
+    figures(out, r"^fake-pow-nan\s+\d+\.\d\d$", r"^pytest repros/ \(cold cache\)\s+\d+\.\d\d\s+\[.*passed",
+            r"^ratio corpus / bare: \d+\.\d\d")
+
+
+def test_bare_entry(fixture_entry):
+    fixture_entry("fake-pow-nan")
+    p = run("bare_entry.py", "fake-pow-nan", timeout=180)
+    assert float(p.stdout.strip().splitlines()[-1]) > 0  # its wall time, the one figure it prints
+    # its sanity line: the check's verdict, the one `kb check` gives (a broken step runner gives "error")
+    figures(p.stderr, r"^sqrt reproduces$")
+
+
+def test_matrix_speed():
+    from kb import paths, versions
+
+    version, envs = versions.of("mnn"), paths.state("envs", ROOT)
+    if not version or not (envs / "mnn" / version / ".kb-complete").exists():
+        pytest.skip(f"no cached MNN {version} environment under {envs} (kb matrix --engine mnn {version} makes one)")
+    out = bench("matrix_speed.py", "--envs", str(envs), "--entry", "mnn-isnan-unsupported", version, timeout=300)
+    figures(out, rf"^MNN versions: 1 \({re.escape(version)}\); check runs: [1-9]\d*$",
+            r"^warm \(cached envs and exports\):\s+\d+\.\d s\s+\d+\.\d\d s per check$")
+
+
+# ------------------------------------------------------------------------------ the architecture bench
+
+
+def test_scan_architectures():
+    out = bench("scan_architectures.py", "--families", FAMILY, timeout=300)
+    figures(out, r"^files: \d+ ONNX files from 1 families", r"^overall \(non-guard entries\): recall \d+/\d+",
+            r"^\s+tuned families \(1\): recall")
+
+
+def test_label_one_file():
+    """label.py's engine pipelines on one float file: each pipeline gives an outcome."""
+    out = bench("arch/label.py", "--only", f"{FAMILY}.ts13", timeout=300)
+    pipelines = json.loads(out)[f"{FAMILY}.ts13"]
+    assert set(pipelines) == {"mnn", "mnn-allow-custom-op", "mnn-session", "mnn-quant-ema", "mnn-quant-kl",
+                              "onnx2ncnn", "pnnx"}
+    outcomes = {k: v["outcome"] for k, v in pipelines.items()}
+    assert set(outcomes.values()) <= {"ok", "mismatch", "nan", "error", "crash", "skipped"}, outcomes
+    assert outcomes["mnn"] != "skipped" and outcomes["pnnx"] != "skipped", outcomes
+
+
+def test_compare_exports(tmp_path):
+    # export.py is a script's module (bench/arch on sys.path): imported in a child, never into this process
+    code = f"import export; export.ensure([{FAMILY!r}], quiet=True); print(export.export_dir())"
+    p = subprocess.run([sys.executable, "-c", code], cwd=ARCH, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    exported = Path(p.stdout.strip().splitlines()[-1])
+    old, new = tmp_path / "old", tmp_path / "new"
+    for d in (old, new):
+        d.mkdir()
+        for f in exported.glob(f"{FAMILY}.*"):
+            shutil.copy(f, d / f.name)
+    out = bench("arch/compare_exports.py", str(old), str(new))
+    figures(out, r"^families: 1 in old, 1 in new; same names: True$", r"^ONNX files: 5; byte-identical 5;",
+            r"^same models$")
+    shutil.copy(new / f"{FAMILY}.ts17.onnx", new / f"{FAMILY}.ts13.onnx")  # another graph under the same name
+    p = subprocess.run([sys.executable, str(ARCH / "compare_exports.py"), str(old), str(new)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 1 and f"DIFFERS: {FAMILY}.ts13" in p.stdout, p.stdout + p.stderr
