@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from kb import messages as message_index
 from kb.entries import Entry, load_all
-from kb.match import codes
+from kb.match import codes, noise
 from kb.match.links import message_url, page_url, search_url
 from kb.match.logfile import blocks, open_log
 from kb.schema import Message, Signature
@@ -231,7 +231,8 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
     if read is not None:
         read += lines
     if seen is not None:
-        seen += [m for m in messages.values() if _search(m.pattern, whole)]
+        low = whole.lower()  # messages compare case-insensitively, as the rules do ("segmentation fault")
+        seen += [m for m in messages.values() if _search(m.pattern, whole, low)]
     found: dict[str, dict[str, Hit]] = {}  # entry -> signature -> its best hit
     for h in hits.values():
         if h.rule.needs_engine and not named & set(h.rule.entry.meta.engines):
@@ -240,9 +241,10 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
         if h.rule.sig.id not in per or h.order() < per[h.rule.sig.id].order():
             per[h.rule.sig.id] = h
     explained = []
+    claims = _op_claims(entries)
     for e in entries:
         per = found.get(e.slug, {})
-        proof = evidence(e, whole)
+        proof = evidence(e, whole, claims)
         # A symptom alone is no result: it counts with the entry's engine named and another of its signatures.
         engine_named = bool(named & set(e.meta.engines))
         kept = [h for h in per.values() if not h.rule.weak or proof or (engine_named and len(per) > 1)]
@@ -307,24 +309,55 @@ def required_literal(pattern: str) -> str:
     return max(best, cur, key=len)
 
 
-def _search(pattern: str, text: str) -> re.Match | None:
+def _search(pattern: str, text: str, low: str | None = None) -> re.Match | None:
+    """The pattern in the text; case-insensitively when `low` (the text lowercased) is given."""
     lit = required_literal(pattern)
-    return None if lit and lit not in text else re.search(pattern, text)
+    if low is None:
+        return None if lit and lit not in text else re.search(pattern, text)
+    return None if lit and lit.lower() not in low else re.search(pattern, text, re.IGNORECASE)
 
 
-def evidence(e: Entry, whole: str) -> list[Evidence]:
-    """The first match of each of the entry's evidence regexes in the whole log. A named group
-    `custom_op` must capture an op that neither ONNX nor onnxruntime defines."""
+_WILDCARD = re.compile(r"\\[wWsSdD]|(?<!\\)[.\[]")  # a class that stands for any op name
+
+
+def _op_claims(entries: list[Entry]) -> list[tuple[str, re.Pattern]]:
+    """(entry, regex) for each log signature that names its op literally ('Gather not supported yet'):
+    a line such a pattern matches is claimed by that entry, whatever its own evidence says."""
+    out = []
+    for e in entries:
+        for s in e.meta.signatures:
+            if s.kind == "log" and s.pattern and not _WILDCARD.search(s.pattern):
+                out.append((e.slug, re.compile(s.pattern, re.IGNORECASE)))
+    return out
+
+
+def _shape_failure_after(e: Entry, sig: Signature, whole: str, end: int) -> bool:
+    """Whether another of the entry's log messages (the shape-consuming op failing) follows position `end`."""
+    rest = whole[end:]
+    return any(s.kind == "log" and s.pattern and s is not sig and re.search(s.pattern, rest, re.IGNORECASE)
+               for s in e.meta.signatures)
+
+
+def evidence(e: Entry, whole: str, claims: list[tuple[str, re.Pattern]] = ()) -> list[Evidence]:
+    """The first match of each of the entry's evidence regexes in the whole log.
+
+    A named group `custom_op` must capture an op that neither ONNX nor onnxruntime defines, and the entry's
+    mechanism must show: another of its messages (a shape-consuming op failing) later in the log. Evidence
+    on one line that another entry's signature names literally (`claims`) is shared, so it names neither."""
     out = []
     for s in e.meta.signatures:
         for rx in s.evidence:
             lit = required_literal(rx)
             for m in re.finditer(rx, whole) if not lit or lit in whole else ():
-                if "custom_op" in m.re.groupindex and m.group("custom_op") and \
-                        message_index.defined_op(m.group("custom_op")):
-                    continue
+                if "custom_op" in m.re.groupindex and m.group("custom_op"):
+                    if message_index.defined_op(m.group("custom_op")):
+                        continue
+                    if "\n" not in m.group(0) and not _shape_failure_after(e, s, whole, m.end()):
+                        continue  # an unknown op with nothing downstream failing: not this entry's mechanism
                 if (layer := _LAYER.search(m.group(0))) and native_ncnn_layer(layer[1]):
                     continue  # a bare name of a native ncnn layer is no evidence (a build may leave it out)
+                if "\n" not in m.group(0) and _claimed_by_another(e, whole, m, claims):
+                    continue
                 starts = [m.start(g) for g in range(1, (m.re.groups or 0) + 1) if m.start(g) >= 0]
                 at = min(starts) if starts and m.start() == m.end() else m.start()  # lookaheads: their groups
                 number = whole.count("\n", 0, at)
@@ -333,6 +366,13 @@ def evidence(e: Entry, whole: str) -> list[Evidence]:
                 out.append(Evidence(s, rx, number + 1, whole[begin:end if end >= 0 else len(whole)]))
                 break
     return out
+
+
+def _claimed_by_another(e: Entry, whole: str, m: re.Match, claims: list[tuple[str, re.Pattern]]) -> bool:
+    begin = whole.rfind("\n", 0, m.start()) + 1
+    end = whole.find("\n", m.end())
+    line = whole[begin:end if end >= 0 else len(whole)]
+    return any(slug != e.slug and rx.search(line) for slug, rx in claims)
 
 
 def _matches(table: list[Rule], text: str, block: list[str]) -> dict[int, list[Rule]]:
@@ -481,9 +521,7 @@ def _ambiguous(ranked: list[Explained], seen: list[Message], entries: list[Entry
 
 
 def _query(line: str | None) -> str:
-    """A search query from an error line: its words, without timestamps, paths and addresses."""
-    if not line:
-        return ""
-    line = re.sub(r"\[?\d{1,4}[-:/]\d{1,2}[-:/]\d{1,4}(?:[ T.,:]?\d+)*\]?", " ", line)  # dates, times
-    words = [w for w in line.split() if not re.search(r"[/\\]|0x[0-9a-f]{4,}", w)]
+    """A search query from an error line: its words without the noise (kb.match.noise: timestamps, folders,
+    file names, addresses), as the site's search box strips it too."""
+    words = noise.query(line or "").split() or (line or "").split()
     return " ".join(words[:12])
