@@ -94,6 +94,12 @@ class Cause(Strict):
         return f"https://github.com/{repo}/issues/{num}"
 
 
+def _template_regex(template: str) -> str:
+    """A template's literal text, each <placeholder> standing for any value, runs of spaces for any spaces."""
+    parts = re.split(r"<[\w ]+>", template)
+    return "(.+?)".join(r"\s+".join(re.escape(w) for w in part.split(" ")) for part in parts)
+
+
 class Message(Strict):
     """An engine's message, as the index of its known causes (repros/_messages/<id>.yaml)."""
 
@@ -101,9 +107,16 @@ class Message(Strict):
     engines: list[Engine] = Field(min_length=1)
     pattern: str  # the message with any argument
     example: str  # a real line as an engine prints it
+    # The message as readers see it, each argument a <placeholder>: `Broad cast error, dim1 = <n>, dim2 = <n>`.
+    # The page's title. Without it, the example with its numbers replaced (Message.shown).
+    template: str = ""
     summary: str
     generic: bool  # printed for many causes: seeing it alone attributes nothing
     causes: list[Cause] = []
+
+    @property
+    def shown(self) -> str:
+        return self.template or re.sub(r"\b\d+(\.\d+)*\b", "<n>", self.example.strip())
 
     @model_validator(mode="after")
     def _pattern_matches_example(self) -> Message:
@@ -113,6 +126,8 @@ class Message(Strict):
             raise ValueError(f"bad regex: {e}") from None
         if not rx.search(self.example):
             raise ValueError("pattern does not match its example")
+        if self.template and not re.search(_template_regex(self.template), self.example):
+            raise ValueError("template does not fit its example (its text, with any value for each <placeholder>)")
         return self
 
 

@@ -109,10 +109,20 @@ def test_evidence_across_lines_makes_a_match_and_ranks_it_first(explain):
     assert best["line_number"] == 1 and "--allowCustomOp" in best["line"]
 
 
-def test_a_custom_op_is_evidence(explain):
-    _, rows = explain("These Op Not Support: ONNX::FakeWidget\nConverted Failed!\n")
-    assert [(r["entry"], r["confidence"]) for r in rows] == [(CUSTOM, "match")]
+def test_a_custom_op_is_evidence_with_a_shape_failure_downstream(explain):
+    _, rows = explain(f"These Op Not Support: ONNX::FakeWidget\nConverted Failed!\n{BROADCAST}\n")
+    assert [(r["entry"], r["confidence"]) for r in rows] == [(CUSTOM, "match"), (NAN, "possible")]
     assert rows[0]["message"] == "http://127.0.0.1:8000/messages/fake-op-not-support/"
+    assert rows[0]["evidence"][0]["signature"] == "unsupported-op"
+
+
+def test_a_custom_op_with_nothing_failing_downstream_is_only_possible(explain):
+    # issue 19: the entry's mechanism is a custom op AND a shape-consuming op failing after it; an exporter's
+    # placeholder op that nothing consumes is not it
+    _, rows = explain("These Op Not Support: ONNX::FakeWidget\nConverted Failed!\n")
+    assert [(r["entry"], r["confidence"]) for r in rows] == [(CUSTOM, "possible")]
+    _, rows = explain(f"{BROADCAST}\nThese Op Not Support: ONNX::FakeWidget\n")  # the failure came first
+    assert confidences(rows)[CUSTOM] == "possible"
 
 
 @pytest.mark.parametrize("op", ["IsNaN", "GridSample", "GroupQueryAttention"],
@@ -270,7 +280,8 @@ def test_messages_and_the_entries_citing_them(fixture_corpus):
     ({"causes": [{"ref": "not a ref", "cause": "x"}]}, "causes.0.ref"),
     ({"engines": ["tensorrt"]}, "engines.0"),
     ({"id": "another-id"}, "id"),
-], ids=["generic", "regex", "example", "ref", "engine", "id"])
+    ({"template": "Broad cast failure, dim1 = <n>"}, "(root)"),  # not the example's text
+], ids=["generic", "regex", "example", "ref", "engine", "id", "template"])
 def test_a_bad_message_file_is_one_line_naming_file_and_field(change, field, fixture_corpus):
     path = fixture_corpus / "repros" / "_messages" / "fake-broadcast-error.yaml"
     data = {**yaml.safe_load(path.read_text()), **change}
@@ -292,10 +303,15 @@ def test_message_pages(fixture_corpus):
 
     site = generate.render(fixture_corpus)
     page = site.pages["messages/fake-broadcast-error.md"]
-    assert ("Broad cast error, dim1 = 8, dim2 = 4", "messages/fake-broadcast-error.md") in site.message_nav
+    # titled by the message, not a sample: without a `template`, the example with its values as <n>
+    assert ("Broad cast error, dim1 = <n>, dim2 = <n>", "messages/fake-broadcast-error.md") in site.message_nav
     assert f"(../{CUSTOM}.md)" in page and f"(../{NAN}.md)" in page
-    assert "tells it apart: the model was converted with --allowCustomOp" in page
+    assert "**How to tell:** the model was converted with --allowCustomOp" in page  # in words
+    assert "(?" not in page and "\\d" not in page and "\\w" not in page  # never a regex
+    # ranked: the entries (numbered) before the upstream reports
+    assert page.index("1. [KB9") < page.index("2. [KB9") < page.index("[example/fake#3]")
     assert "[example/fake#3](https://github.com/example/fake/issues/3)" in page
+    assert "(upstream, not measured here)" in page  # an upstream cause never reads as a verdict
     assert "3 known causes print it" in page
     sig = next(s for e in load_all(fixture_corpus) for s in e.meta.signatures if s.message == "fake-broadcast-error")
     link = message_link(sig, messages.load_all(fixture_corpus))
@@ -366,10 +382,10 @@ def kb(root, *args, stdin=None):
 
 def test_cli_explain_file_and_stdin(fixture_corpus, tmp_path):
     log = tmp_path / "a.log"
-    log.write_bytes(b"\x1b[31mThese Op Not Support: ONNX::FakeWidget\x1b[0m\r\n")
+    log.write_bytes(b"\x1b[31mThese Op Not Support: ONNX::FakeWidget\x1b[0m\r\n" + BROADCAST.encode() + b"\r\n")
     p = kb(fixture_corpus, "explain", str(log), "--json")
     assert p.returncode == codes.FOUND, p.stderr
-    assert [(r["entry"], r["confidence"]) for r in json.loads(p.stdout)] == [(CUSTOM, "match")]
+    assert [(r["entry"], r["confidence"]) for r in json.loads(p.stdout)] == [(CUSTOM, "match"), (NAN, "possible")]
     p = kb(fixture_corpus, "explain", stdin=BROADCAST.encode() + b"\n")
     assert p.returncode == codes.FOUND and b"KB901" in p.stdout and b"ambiguous" in p.stdout
     p = kb(fixture_corpus, "explain", stdin=b"nothing to see\n")
@@ -401,7 +417,7 @@ def test_prose_in_english_finds_its_entry(explain):
 
 def test_words_nobody_uses_find_nothing_and_words_never_make_a_match(explain):
     assert explain("the weather is nice and my cat sleeps\n")[0] == codes.NOTHING_FOUND
-    code, rows = explain("These Op Not Support: ONNX::FakeWidget\ncustom op 自定义算子 广播\n")
+    code, rows = explain(f"These Op Not Support: ONNX::FakeWidget\n{BROADCAST}\ncustom op 自定义算子 广播\n")
     assert confidences(rows)["fake-custom-op-broadcast"] == "match"  # the line decides; words only order
 
 
@@ -415,7 +431,7 @@ def test_a_message_retold_in_lower_case_is_found(explain):
 def test_a_markdown_reply_quotes_the_users_line_and_gives_status_workaround_and_anchored_links(fixture_corpus,
                                                                                           tmp_path, capsys):
     path = tmp_path / "issue.log"
-    path.write_text("converting my model...\nThese Op Not Support: ONNX::FakeWidget | \n")
+    path.write_text(f"converting my model...\nThese Op Not Support: ONNX::FakeWidget | \n{BROADCAST}\n")
     assert explain_command(str(path), False, markdown=True) == codes.FOUND
     text = capsys.readouterr().out
     assert "These Op Not Support: ONNX::FakeWidget" in text  # the user's own line
@@ -439,3 +455,31 @@ def test_a_native_ncnn_layer_name_is_no_evidence():
 
     assert native_ncnn_layer("ArgMax") and native_ncnn_layer("Convolution")
     assert not native_ncnn_layer("TopK") and not native_ncnn_layer("torch.std")
+
+
+# ---- evidence that two entries claim names neither ---------------------------------------------
+
+def test_a_line_two_entries_name_literally_is_no_evidence_for_either(explain):
+    # issue 19: 'Gather not supported yet!' is claimed by two onnx2ncnn entries; one of them using the line
+    # itself as evidence must not turn it into a `match`
+    sig = ("  - id: widget\n    kind: log\n    pattern: 'FakeGather not supported yet'\n"
+           "    example: 'FakeGather not supported yet!'\n    message: fake-op-not-support\n    summary: s\n")
+    add_signature(explain.root, NAN, sig.replace("    summary: s\n", "    summary: s\n    evidence: ['FakeGather not supported yet']\n"))
+    _, rows = explain("FakeGather not supported yet!\n")
+    assert confidences(rows) == {NAN: "match"}  # alone, the entry that names it is matched
+    add_signature(explain.root, CUSTOM, sig)
+    _, rows = explain("FakeGather not supported yet!\n")
+    assert confidences(rows) == {NAN: "possible", CUSTOM: "possible"}
+
+
+def test_the_message_index_compares_case_insensitively(explain):
+    # a message retold in lower case still points at its page (the generic message's known causes)
+    from kb import messages as message_index
+    from kb.match.explain import explain as run
+
+    entries = load_all(explain.root)
+    seen: list = []
+    ranked, _ = run("a.log", io.BytesIO(BROADCAST.lower().encode() + b"\n"), entries,
+                    message_index.load_all(explain.root, entries), seen)
+    assert [m.id for m in seen] == ["fake-broadcast-error"]
+    assert {x.entry.slug: x.confidence for x in ranked} == {CUSTOM: "possible", NAN: "possible"}

@@ -112,12 +112,15 @@ def section(doc: str, anchor: str) -> str:
 
 
 def row_of(doc: str, check: str) -> str:
-    return re.search(rf'<tr data-check="{re.escape(check)}">(.*?)</tr>', doc, re.S).group(1)
+    """The status table's row holding this check (checks with the same results share a row)."""
+    return next(m.group(2) for m in re.finditer(r'<tr data-checks="([^"]*)"[^>]*>(.*?)</tr>', doc, re.S)
+                if check in m.group(1).split())
 
 
 def status_cell(doc: str, check: str, version: str) -> str:
-    return re.search(rf'<td class="kb-cell" data-version="{re.escape(version)}"[^>]*>.*?</td>',
-                     row_of(doc, check), re.S).group(0)
+    """The cell of the column holding this release (releases with the same results share a column)."""
+    return next(m.group(0) for m in re.finditer(r'<td class="kb-cell" [^>]*data-versions="([^"]*)"[^>]*>.*?</td>',
+                                                row_of(doc, check), re.S) if version in m.group(1).split())
 
 
 def history_cell(doc: str, check: str) -> str:
@@ -190,16 +193,17 @@ def test_search_is_configured_for_chinese():
 def test_status_fixed_with_first_fixed_and_last_affected_from_accepted_results(site):
     doc = page(site, ALIAS[0])
     assert badge(doc) == "fixed"
-    assert 'data-verdict="reproduces"' in status_cell(doc, "convert", "1.29.0")
-    assert 'data-verdict="fixed"' in status_cell(doc, "convert", "1.32.0")
-    assert 'data-version="1.30.0"' not in section(doc, "status")  # not installable: no column, no verdict
+    assert 'data-label="reproduces"' in status_cell(doc, "convert", "1.29.0")
+    assert 'data-label="fixed"' in status_cell(doc, "convert", "1.32.0")
+    assert "1.30.0" not in re.findall(r'data-versions="([^"]*)"', section(doc, "status"))  # not installable
+    # newest release first
+    assert re.findall(r'<th class="kb-version"[^>]*>([^<]*)</th>', doc) == ["1.32.0", "1.29.0"]
     inferred = history_cell(doc, "convert")
     assert 'data-last-affected="1.29.0" data-first-fixed="1.32.0" data-inferred="true"' in inferred
     assert text_of(inferred) == "Last affected 1.29.0, first fixed 1.32.0 (inferred: 1.30.0 was not measured)"
     assert text_of(history_cell(doc, "standard-ops")) == "Works in every measured version (1.29.0 to 1.32.0)"
     observed = text_of(re.search(r'<p class="kb-observed">.*?</p>', doc, re.S).group(0))
-    assert f"Observed between 2029-12-03 and 2030-01-02 on {FAKE_PLATFORM}" in observed
-    assert "accepted observations in expected.yaml" in observed
+    assert f"Measured between 2029-12-03 and 2030-01-02 on {FAKE_PLATFORM}" in observed
     work = re.search(r'<tr data-workaround="standard-ops">.*?</tr>', doc, re.S).group(0)
     assert "<code>standard-ops</code>" in work and 'kb-v-works' in work
 
@@ -207,11 +211,14 @@ def test_status_fixed_with_first_fixed_and_last_affected_from_accepted_results(s
 def test_a_cell_is_the_verdict_and_signature_with_the_rest_in_its_tooltip(site):
     doc = page(site, NAN)
     cell = status_cell(doc, "sqrt", "1.32.0")
-    assert text_of(re.sub(r"^<td[^>]*>", "", cell)) == "reproducesall-nan"
+    assert text_of(re.sub(r"^<td[^>]*>", "", cell)) == "reproduces all-nan"
     tip = title_of(cell)
-    assert "2030-01-02" in tip and FAKE_PLATFORM in tip and "newest record, as accepted" in tip
-    assert "test: reproduces" in tip  # the record's detail
-    assert 'data-source="record"' in cell and 'data-changed="false"' in cell
+    assert "2030-01-02" in tip and FAKE_PLATFORM in tip
+    # 1.32.0 and 1.33.0 read the same, so they share a column; the tooltip gives both dates and the
+    # newest release's detail
+    assert "reproduces [all-nan] on onnxruntime 1.32.0–1.33.0" in tip and f"measured 2030-01-02 on {FAKE_PLATFORM}" in tip
+    assert "after a blank line" in tip
+    assert "accepted" not in tip and "data-source" not in cell  # where a verdict came from is kb check's
 
 
 def test_record_text_is_escaped_and_stays_in_its_html_block(site):
@@ -219,21 +226,26 @@ def test_record_text_is_escaped_and_stays_in_its_html_block(site):
     assert "<script>alert" not in doc
     cell = status_cell(doc, "sqrt", "1.33.0")
     assert " ".join(HOSTILE.split()) in title_of(cell)  # on one line: a blank line would end the raw block
-    assert "not accepted yet" in title_of(cell)
     # The whole table survived: each version has its cell, and the table closes inside its wrapper.
     table = re.search(r'<div class="kb-status-table".*?</table>\s*</div>', doc, re.S).group(0)
-    assert table.count('<td class="kb-cell"') == 2 and "<p>" not in table
+    assert table.count('<td class="kb-cell"') == 1 and "<p>" not in table  # 1.32.0 and 1.33.0 share a column
+    assert 'data-versions="1.33.0 1.32.0"' in table
 
 
-def test_status_changed_when_the_newest_record_disagrees_with_the_accepted_one(site):
+def test_a_record_that_disagrees_with_the_accepted_one_shows_what_it_measured_not_a_review_state(site):
+    """"changed" is for maintainers (kb check): the page says what the newest measurement found."""
     doc = page(site, GUARD)
-    assert badge(doc) == "changed"
+    assert badge(doc) == "reproduces"
     cell = status_cell(doc, "silu", "1.32.0")
-    assert 'data-verdict="reproduces"' in cell and 'data-changed="true"' in cell
-    assert "kb accept" in doc
+    assert 'data-label="reproduces"' in cell
+    shown = text_of(re.sub(r"<script.*?</script>", "", doc, flags=re.S))
+    for word in ("changed", "kb accept", "expected.yaml", "kb matrix", "differs"):
+        assert word not in text_of(section(doc, "status")) and word not in text_of(
+            re.search(r'<p class="kb-headline">.*?</p>', doc, re.S).group(0)), word
+    assert "kb accept" not in shown
     # The declared guard keeps its note, which says what the checks say now.
     guard = text_of(re.search(r'<p class="kb-guard">.*?</p>', doc, re.S).group(0))
-    assert f"its checks now say: {STATUS_LABEL['changed']}" in guard
+    assert f"its checks now say: {STATUS_LABEL['reproduces']}" in guard
     assert "Upstream fixed it in 1.0.0 (example/fake#2)." in guard
     assert 'href="https://github.com/example/fake/issues/2"' in doc
 
@@ -254,8 +266,7 @@ def test_status_from_accepted_results_only(fixture_corpus):
     doc = site.pages[f"{NAN}.md"]
     assert badge(doc) == "reproduces"
     cell = status_cell(doc, "sqrt", "1.32.0")
-    assert 'data-verdict="reproduces"' in cell and 'data-source="accepted"' in cell
-    assert "accepted observation (expected.yaml)" in title_of(cell)
+    assert 'data-label="reproduces"' in cell and "2030" not in title_of(cell)
     assert "No recorded run" in doc
     assert badge(site.pages[f"{GUARD}.md"]) == "fixed"
     guard = text_of(re.search(r'<p class="kb-guard">.*?</p>', site.pages[f"{GUARD}.md"], re.S).group(0))
@@ -269,7 +280,7 @@ def test_status_not_yet_checked_and_a_never_run_check(fixture_entry, corpus):
     doc = render(corpus, store.dir).pages[f"{NAN}.md"]
     assert badge(doc) == "not-checked"
     row = row_of(doc, "sqrt")
-    assert 'data-verdict="not-checked"' in row and "never observed: onnxruntime missing" in text_of(row)
+    assert 'data-label="not measured"' in row and "onnxruntime missing" in text_of(row)
     assert text_of(history_cell(doc, "sqrt")) == "No version measured"  # asked for, never measured
     assert "nothing about this entry has been accepted yet either" in doc
 
@@ -335,17 +346,16 @@ def test_changed_only_against_the_same_versions_accepted_result(tmp_path):
     newer = record("made-up", "crashes", "bug", "mnn", "3.7.0", "reproduces", signature="segfault")
     st = derive(["mnn"], crashes, table, [newer])
     assert not st.engines[0].checks[0].cells["3.7.0"].changed and st.status == "reproduces"
-    assert "not accepted yet" in title_of(status_cell(engine_table(st.engines[0]), "crashes", "3.7.0"))
     same = record("made-up", "crashes", "bug", "mnn", "3.6.1", "reproduces", signature="segfault")
     st = derive(["mnn"], crashes, table, [same])
+    assert st.status == "changed"  # for kb check; the page's table shows only what was measured
     cell = status_cell(engine_table(st.engines[0]), "crashes", "3.6.1")
-    assert st.status == "changed" and 'data-changed="true"' in cell and ">changed<" in cell
-    assert "disagrees with the one accepted 2030-01-02: fixed;" in title_of(cell)
+    assert 'data-label="reproduces"' in cell and "changed" not in cell and "accepted" not in title_of(cell)
 
 
 def test_home_lists_every_entry_with_status_engines_and_tags(site):
     home = (site / "index.html").read_text(encoding="utf-8")
-    want = {CUSTOM: "fixed", GUARD: "changed", NAN: "reproduces"}
+    want = {CUSTOM: "fixed", GUARD: "reproduces", NAN: "reproduces"}  # never "changed": that is kb check's
     for e in ENTRIES:
         row = re.search(rf'<tr class="kb-entry" data-slug="{e.slug}"[^>]*>(.*?)</tr>', home, re.S)
         attrs = html.unescape(row.group(0))
@@ -446,7 +456,9 @@ def test_search_index_holds_every_signature_example_on_its_entry(site):
 
 
 def test_works_offline(site):
-    remote = re.compile(r'<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)="(?:https?:)?//', re.I)
+    # rel="canonical" names the published address (mkdocs.yml's site_url); the browser loads nothing from it
+    remote = re.compile(r'<(?:script|link(?![^>]*rel="canonical")|img|iframe)\b[^>]*\b(?:src|href)="(?:https?:)?//',
+                        re.I)
     for path in site.rglob("*.html"):
         doc = path.read_text(encoding="utf-8")
         assert not remote.search(doc), path
@@ -470,3 +482,33 @@ def test_the_first_lines_answer_is_my_version_affected_and_what_works(site):
     assert "onnxruntime 1.32.0: not affected · fixed in: 1.32.0 · measured: 1.29.0–1.32.0" in answer
     assert "Verified workaround (onnxruntime 1.32.0): Export the custom op's computation with standard ops." in answer
     assert doc.index('class="kb-answer"') < doc.index('id="status"')  # above the status tables
+
+
+def test_the_status_table_is_newest_first_with_identical_rows_and_releases_grouped_and_a_legend():
+    checks = [Check(name="case-a", kind="bug", engine="mnn", fn=print),
+              Check(name="case-b", kind="bug", engine="mnn", fn=print),
+              Check(name="other-model", kind="variant", engine="mnn", fn=print, variant="v"),
+              Check(name="plain", kind="workaround", engine="mnn", fn=print, workaround="plain")]
+    runs = []
+    for i, v in enumerate(("3.0.0", "3.1.0", "3.2.0", "3.4.0")):
+        bug = "reproduces" if v != "3.4.0" else "fixed"
+        runs += [record("made-up", "case-a", "bug", "mnn", v, bug, signature="sig" if bug == "reproduces" else None,
+                        started=T0 + timedelta(minutes=i)),
+                 record("made-up", "case-b", "bug", "mnn", v, bug, signature="sig" if bug == "reproduces" else None,
+                        started=T0 + timedelta(minutes=i)),
+                 record("made-up", "other-model", "variant", "mnn", v, "differs", fingerprint="exit 3",
+                        started=T0 + timedelta(minutes=i)),
+                 record("made-up", "plain", "workaround", "mnn", v, "works", started=T0 + timedelta(minutes=i))]
+    (es,) = derive(["mnn"], checks, {}, runs).engines
+    doc = engine_table(es)
+    # newest first; 3.0.0-3.2.0 read the same, so they share a column
+    heads = re.findall(r'<th class="kb-version"[^>]*data-versions="([^"]*)">([^<]*)</th>', doc)
+    assert heads == [("3.4.0", "3.4.0"), ("3.2.0 3.1.0 3.0.0", "3.0.0–3.2.0")]
+    # the two bug checks with the same results share a row; the kinds keep rows of their own
+    assert re.findall(r'<tr data-checks="([^"]*)"', doc) == ["case-a case-b", "other-model", "plain"]
+    assert "2 reported cases" in text_of(row_of(doc, "case-b"))
+    cells = re.findall(r'data-label="([^"]*)"', row_of(doc, "other-model"))
+    assert cells == ["fails differently", "fails differently"]  # the public label, not "differs"
+    legend = dict(re.findall(r'<li data-label="([^"]*)">.*?: ([^<]*)</li>', doc))
+    assert set(legend) == {"reproduces", "fixed", "fails differently", "works"}
+    assert "differs" not in text_of(doc) and "accepted" not in doc and "kb accept" not in doc

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from kb.errors import KBError
-from kb.match import codes
+from kb.match import codes, noise
 from kb.match.paths import input_file
 
 MAX_BYTES = 64 * 2**20  # a larger log is refused: the part around the error is what matters
@@ -23,9 +23,6 @@ HEAD = 8192  # bytes looked at to tell text from binary
 STDIN = "<stdin>"
 
 _BREAK = re.compile(r"\r\n|\r|\n")
-# CSI (colours, cursor moves), OSC (titles, links) and two-byte escapes; then other control characters.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def open_log(log: str | None) -> tuple[str, BinaryIO]:
@@ -92,9 +89,8 @@ def blocks(name: str, stream: BinaryIO) -> Iterator[tuple[int, list[str]]]:
 
 
 def clean(lines: list[str]) -> list[str]:
-    """Without colours and control characters, trimmed; in one pass over all the lines."""
-    text = _CONTROL.sub("", _ANSI.sub("", "\n".join(lines)))
-    return [line.strip() for line in text.split("\n")]
+    """Without colours and control characters (kb.match.noise), trimmed; in one pass over all the lines."""
+    return [line.strip() for line in noise.clean("\n".join(lines)).split("\n")]
 
 
 def _binary(head: bytes) -> bool:

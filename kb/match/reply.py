@@ -39,7 +39,7 @@ def reply(ranked, text: str, wanted: list[Wanted]) -> str:
     line = _users_line(x)
     out = [f"**Diagnosis:** this looks like {e.meta.id}, *{e.meta.title}*."]
     if line:
-        out.append(f"Your log shows it: `{line}`")
+        out.append(f"Your log shows it: {_code(line)}")
     if x.confidence != "match":
         out.append("(Only a likely match: the report does not show what sets this cause apart"
                    + (f"; to confirm, check that {x.entry.meta.signatures[0].evidence_summary})"
@@ -61,6 +61,13 @@ def _users_line(x) -> str:
     return x.hits[0].line.strip()[:200] if x.hits else ""
 
 
+def _code(line: str) -> str:
+    """A Markdown code span that survives backticks in the user's line (GitHub renders the reply)."""
+    ticks = "`" * (max((len(r) for r in re.findall(r"`+", line)), default=0) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{ticks}{pad}{line}{pad}{ticks}"
+
+
 def _sig(x) -> str:
     if x.evidence:
         return x.evidence[0].sig.id
@@ -79,14 +86,14 @@ def _workaround(entry, statuses) -> str | None:
     if w is None:
         return None
     mine = [c.name for c in checks if c.workaround == w.id and c.name in verdicts]
-    return f"{w.summary} (checked: `{'`, `'.join(mine)}` work)"
+    return f"{w.summary} (verified by the check{'s' if len(mine) > 1 else ''} `{'`, `'.join(mine)}`)"
 
 
 def _generic(ranked, x) -> str:
     m = x.message
     line = _users_line(x)
     causes = [r for r in ranked if r.message is not None and r.message.id == m.id][:3]
-    out = [f"**Diagnosis:** `{line}` is a message that several causes print, so it alone does not say which.",
+    out = [f"**Diagnosis:** {_code(line)} is a message that several causes print, so it alone does not say which.",
            f"Its known causes and how to tell them apart: {message_url(m.id)}", "",
            "The causes this knowledge base has measured:"]
     for r in causes:

@@ -37,9 +37,9 @@ class Site:
     message_nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name): the "Messages" section
 
 
-def render(root: Path | None = None, records: Path | None = None) -> Site:
+def render(root: Path | None = None, records: Path | None = None, entries: list[Entry] | None = None) -> Site:
     root = root or repo_root()
-    entries = load_all(root)
+    entries = load_all(root) if entries is None else entries
     all_records, problems = RecordStore(records or records_dir(root)).read()
     for p in problems:  # a torn last line of a killed run is expected, so not a warning
         log.info("kb: %s", p)
@@ -75,7 +75,7 @@ def _message_pages(site: Site, root: Path, entries: list[Entry]) -> None:
     for m in messages.load_all(root, entries).values():
         name = message_pages.page_name(m.id)
         site.pages[name] = message_pages.message_page(m, entries, site.statuses)
-        site.message_nav.append((m.example, name))
+        site.message_nav.append((m.shown, name))
 
 
 def _redirects(entries: list[Entry]) -> dict[str, str]:

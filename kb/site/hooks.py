@@ -3,6 +3,7 @@ their stable addresses, so a plain `mkdocs build` or `mkdocs serve` is the whole
 
 from __future__ import annotations
 
+import html
 import os
 from pathlib import Path
 
@@ -11,9 +12,11 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 from kb.errors import KBError
+from kb.match import noise
 from kb.site import generate
 
 GENERATED = "entries"  # docs/entries/: generated, gitignored
+NOISE_JS = "assets/kb-noise.js"  # named in mkdocs.yml's extra_javascript, before kb.js
 
 
 def corpus_root(config) -> Path:
@@ -29,7 +32,9 @@ def on_config(config):
         raise PluginError(f"kb: {e}") from None
     config.nav = [{title: f"{GENERATED}/{name}"} for title, name in site.nav]
     if site.message_nav:  # the message index: /messages/<id>/
-        config.nav.append({"Messages": [{title: f"{GENERATED}/{name}"} for title, name in site.message_nav]})
+        # mkdocs prints nav titles as HTML: a message's <placeholder> must reach the reader as text
+        config.nav.append({"Messages": [{html.escape(title, quote=False): f"{GENERATED}/{name}"}
+                                        for title, name in site.message_nav]})
     if site.redirects:
         redirects = config.plugins.get("redirects")
         if redirects is None:
@@ -56,6 +61,8 @@ def on_files(files: Files, config) -> Files:
         files.remove(f)
         files.append(File(f.src_uri, f.src_dir, f.dest_dir, f.use_directory_urls, dest_uri=dest,
                           inclusion=f.inclusion))
+    # The search box strips pasted noise by kb explain's own rules, written out from their one definition.
+    files.append(File.generated(config, NOISE_JS, content=noise.javascript()))
     return files
 
 

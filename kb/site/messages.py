@@ -7,6 +7,7 @@ it, with the evidence that tells each apart, and the upstream causes by referenc
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 
@@ -73,13 +74,44 @@ def printed_by(entry: Entry, sig: Signature, st: EntryStatus | None) -> list[tup
     return [(en, sorted(vs, key=version_key)) for en, vs in sorted(seen.items())]
 
 
+def tell_apart(entry: Entry, sigs: list[Signature]) -> str:
+    """How a reader tells this cause apart, in words (never a regex): what its citing signatures say to
+    look for, else what its other signatures say, else what the model must contain (its trigger)."""
+    own = [s.evidence_summary for s in sigs if s.evidence_summary]
+    other = [s.evidence_summary for s in entry.meta.signatures if s.evidence_summary and s not in sigs]
+    words = own or other[:1]
+    if words:
+        return "; or ".join(dict.fromkeys(words))
+    if entry.meta.trigger:
+        return "nothing in the log itself; your model has " + " or ".join(p.summary for p in entry.meta.trigger)
+    return "nothing in a log tells it apart yet"
+
+
+def _rank(entry: Entry, st: EntryStatus | None, seen: int) -> tuple:
+    """Still affected on its newest measured release first, then the most releases seen printing it here."""
+    from kb.site.pages import public_status
+    from kb.verdicts import Status
+
+    affected = st is not None and public_status(st) in (Status.REPRODUCES, Status.DIFFERS)
+    return (not affected, -seen, entry.meta.id)
+
+
 def message_page(msg: Message, entries: list[Entry], statuses: dict[str, EntryStatus]) -> str:
     citing = [Citing(e, s, printed_by(e, s, statuses.get(e.slug))) for e, s in cited_by(msg.id, entries)]
-    by_entry: dict[str, tuple[Entry, list[Signature], list[Signature]]] = {}
-    for c in citing:  # (entry, its signatures citing the message, its signatures with evidence)
-        told = [s for s in c.entry.meta.signatures if s.evidence or s.evidence_summary]
-        by_entry.setdefault(c.entry.slug, (c.entry, [], told))[1].append(c.sig)
-    return _env.get_template(TEMPLATE).render(msg=msg, citing=citing, by_entry=list(by_entry.values()),
+    by_entry: dict[str, dict] = {}
+    for c in citing:
+        cause = by_entry.setdefault(c.entry.slug, {"entry": c.entry, "sigs": [], "seen": set()})
+        cause["sigs"].append(c.sig)
+        cause["seen"] |= {(en, v) for en, vs in c.seen for v in vs}
+    causes = sorted(by_entry.values(), key=lambda x: _rank(x["entry"], statuses.get(x["entry"].slug), len(x["seen"])))
+    for x in causes:
+        x["tell"] = tell_apart(x["entry"], x["sigs"])
+        st = statuses.get(x["entry"].slug)
+        x["affected"] = _rank(x["entry"], st, 0)[0] is False
+        x["links"] = Markup(", ").join(Markup("[{}](../{}.md#sig-{})").format(_code_span(s.id), x["entry"].slug, s.id)
+                                       for s in x["sigs"])
+    return _env.get_template(TEMPLATE).render(msg=msg, title_html=html.escape(msg.shown, quote=False),
+                                              citing=citing, causes=causes,
                                               ncauses=len(by_entry) + len(msg.causes))
 
 

@@ -19,7 +19,7 @@ from kb.schema import Signature
 from kb.site import svg
 from kb.site.markup import macros, render
 from kb.site.table import engine_table
-from kb.status import STATUS_LABEL, CheckStatus, EngineStatus, EntryStatus, engine_summary
+from kb.status import STATUS_LABEL, CheckStatus, EngineStatus, EntryStatus, combine, engine_summary
 from kb.verdicts import Status
 from kb.versions import version_key
 
@@ -62,15 +62,22 @@ def teach_segmenter(entries: list[Entry]) -> None:
 
 
 def engine_status(es: EngineStatus) -> str:
-    """One engine's status: changed if any of its cells changed, else from each check's newest verdict."""
-    if any(c.changed for cs in es.checks for c in cs.cells.values()):
-        return Status.CHANGED
+    """One engine's status, as a reader sees it: from its checks on its newest measured release.
+    A record that disagrees with the accepted one is the maintainers' business (`kb check`), not a status."""
     return engine_summary(es.checks)[1]
 
 
-def _changed(st: EntryStatus) -> str:
-    engine = {cs.check.name: cs.check.engine for cs in st.checks()}
-    return ", ".join(f"{c} on {engine[c]} {v}" for c, v in st.changed)
+def public_status(st: EntryStatus) -> Status:
+    """The entry's status from its engines' (the worst news first), never the maintainers' "changed"."""
+    return combine([engine_status(es) for es in st.engines])
+
+
+def headline(st: EntryStatus, answer: dict) -> dict:
+    """The badge under the title: the public status, with the engine and release it holds for."""
+    status = public_status(st)
+    where = next((e for e in answer["engines"] if e["state"] == status), None)
+    label = status.label + (f" · {where['engine']} {where['newest']}" if where else "")
+    return {"status": str(status), "label": label}
 
 
 # ---------------------------------------------------------------- sections
@@ -105,10 +112,11 @@ def _workarounds(entry: Entry, statuses: list[CheckStatus]) -> list[dict]:
 
 def _guard(guard, st: EntryStatus) -> dict:
     """A regression guard's note: what upstream says fixed it, and what the checks show now."""
-    if st.status == "fixed":
+    status = public_status(st)
+    if status == Status.FIXED:
         now = "Every bug check passes on every version measured here, so this entry guards against a regression."
     else:
-        now = f"It is declared a regression guard, but its checks now say: {STATUS_LABEL[st.status]}."
+        now = f"It is declared a regression guard, but its checks now say: {status.label}."
     url = f'https://github.com/{guard.source.replace("#", "/issues/")}' if guard.source else None
     oldest = min((v for es in st.engines for v in es.versions), key=version_key, default=None)
     return {"now": now, "fixed_in": guard.fixed_in, "source": guard.source, "url": url, "oldest": oldest,
@@ -159,12 +167,13 @@ def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None) -> s
     m = entry.meta
     statuses = st.checks()
     front = {"title": f"{m.id} · {m.title}", "description": m.title, "kb_id": m.id, "search": {"boost": PAGE_BOOST}}
+    first = answer(entry, st)
     return render(
         "entry.md.j2",
         front_matter=_front_matter(front),
         m=m, st=st, slug=entry.slug,
-        changed=_changed(st) if st.status == "changed" else "",
-        answer=answer(entry, st),
+        head=headline(st, first),
+        answer=first,
         tables=[engine_table(es) for es in st.engines],
         guard=_guard(m.guard, st) if m.guard else None,
         body=Markup(entry.body.strip()),  # the entry's own Markdown, written by us
@@ -187,10 +196,10 @@ def home_page(rows: list[tuple[Entry, EntryStatus]]) -> str:
     entries = []
     for entry, st in sorted(rows, key=lambda r: r[0].meta.id):
         engines = [(es.engine, engine_status(es)) for es in st.engines]
-        entries.append({"entry": entry, "m": entry.meta, "st": st, "engines": engines,
+        entries.append({"entry": entry, "m": entry.meta, "status": public_status(st), "engines": engines,
                         "engines_json": json.dumps(entry.meta.engines), "tags_json": json.dumps(entry.meta.tags),
                         "statuses_json": json.dumps(dict(engines))})
-    shown = {st.status for _, st in rows} | {s for e in entries for _, s in e["engines"]}
+    shown = {e["status"] for e in entries} | {s for e in entries for _, s in e["engines"]}
     return render(
         "home.md.j2",
         front_matter=_front_matter({"title": "Conversion bugs", "search": {"exclude": True}, "hide": ["toc"]}),

@@ -69,4 +69,6 @@ def serve(dev_addr: str = "127.0.0.1:8000", *, config: Path | None = None, open_
     from mkdocs.commands.serve import serve as mkdocs_serve
 
     _log_to_stderr(logging.INFO)
-    mkdocs_serve(config_file=str(config or config_file()), dev_addr=dev_addr, open_in_browser=open_in_browser)
+    # At the root of the local address, not under site_url's path (/kb/): that is the published one.
+    mkdocs_serve(config_file=str(config or config_file()), dev_addr=dev_addr, open_in_browser=open_in_browser,
+                 site_url=f"http://{dev_addr}/")

@@ -1,0 +1,75 @@
+"""`kb explain --format markdown`, run as a support engineer runs it, on real users' logs (bench/real_logs)
+against this checkout's corpus: the reply to paste quotes the user's own line, gives the status on the
+release asked about, the verified workaround and an https permalink with a section anchor.
+
+The statuses come from the committed knowledge (expected.yaml) and this machine's records; no engine runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from kb.entries import load_all
+
+REPO = Path(__file__).resolve().parents[1]
+LOGS = REPO / "bench" / "real_logs"
+QDQ = "mnn-qdq-input-permutation"  # KB003; mnn-3922.log is alibaba/MNN#3922, labelled with it
+PUBLISHED = re.search(r"^site_url:\s*(\S+)", (REPO / "mkdocs.yml").read_text(encoding="utf-8"), re.M)[1]
+
+
+def kb_explain(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("KB_SITE_URL", "KB_ROOT")}  # the defaults, as a user has
+    return subprocess.run([str(Path(sys.executable).parent / "kb"), "explain", *args], capture_output=True, text=True,
+                          cwd=REPO, env=env, timeout=300)
+
+
+def test_the_published_address_is_https_and_the_default_for_links():
+    assert PUBLISHED.startswith("https://") and PUBLISHED.endswith("/")
+    code = "from kb.match.links import page_url; print(page_url('x'))"
+    env = {k: v for k, v in os.environ.items() if k not in ("KB_SITE_URL", "KB_ROOT")}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env)
+    assert p.stdout.strip() == f"{PUBLISHED}x/", p.stderr
+
+
+def test_a_real_qdq_log_gets_a_short_reply_with_its_line_the_status_the_workaround_and_an_anchored_link():
+    log = LOGS / "mnn-3922.log"
+    p = kb_explain("--format", "markdown", "--engine", "mnn==3.6.1", str(log))
+    assert p.returncode == 1, p.stderr[-2000:]  # 1: a known problem was found
+    reply = p.stdout
+    lines = reply.splitlines()
+    assert len(lines) <= 30, reply
+    # the user's own line, as their log has it
+    own = [ln.strip() for ln in log.read_text(encoding="utf-8", errors="replace").splitlines() if "Tensor shape" in ln]
+    assert own and any(o in reply for o in own), reply
+    assert "MNN 3.6.1: affected" in reply
+    entry = next(e for e in load_all(REPO) if e.slug == QDQ)
+    assert entry.meta.id in reply
+    fix = next(ln for ln in lines if ln.startswith("**Verified workaround:**"))
+    assert any(w.summary in fix for w in entry.meta.workarounds), fix
+    links = re.findall(r"https://\S+", reply)
+    anchored = [u for u in links if re.fullmatch(re.escape(f"{PUBLISHED}{QDQ}/") + r"#(workaround|sig-[a-z0-9-]+)", u)]
+    assert anchored, links
+    sig_ids = {s.id for s in entry.meta.signatures}
+    assert all(u.split("#sig-")[1] in sig_ids for u in anchored if "#sig-" in u)  # anchors the page has
+
+
+def test_a_generic_message_gets_a_reply_that_quotes_the_users_own_numbers():
+    """mnn-2310.log (alibaba/MNN#2310) prints MNN's generic broadcast error with its own sizes."""
+    log = LOGS / "mnn-2310.log"
+    line = next(ln.strip() for ln in log.read_text(encoding="utf-8", errors="replace").splitlines()
+                if "Broad cast error" in ln)
+    numbers = re.search(r"dim1 = \d+, dim2 = \d+", line)[0]
+    p = kb_explain("--format", "markdown", str(log))
+    reply = p.stdout
+    assert numbers in reply, reply
+    from kb import messages
+
+    example = messages.load_all(REPO)["mnn-broadcast-error"].example
+    if re.search(r"dim1 = \d+, dim2 = \d+", example)[0] != numbers:
+        assert re.search(r"dim1 = \d+, dim2 = \d+", example)[0] not in reply  # never the catalogue's sample
+    assert f"{PUBLISHED}messages/mnn-broadcast-error/" in reply
+    assert len(reply.splitlines()) <= 30
