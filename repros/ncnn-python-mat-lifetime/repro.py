@@ -1,0 +1,28 @@
+"""KB057: ncnn's Python Mat(array) does not own the array's memory, nor read its strides."""
+
+import torch
+from torch import nn
+
+from kb.export import Case
+
+
+class ConvReLU(nn.Module):
+    """Any model will do: the hazard is in how the input is handed to ncnn, not in the graph."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def case(name, **kw):
+    torch.manual_seed(0)
+    # No ONNX graph pattern is involved (no trigger); pnnx converts the traced model (torchscript=True).
+    return Case(name, ConvReLU(), (torch.randn(1, 3, 16, 16),), ["in0"], ["out0"], opset=17, dynamo=False,
+                torchscript=True, **kw)
+
+
+def cases():
+    yield case("conv-relu")  # fed by test_checks.feed the ways users write it, and the right way
