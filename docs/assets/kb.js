@@ -10,11 +10,24 @@
    * index splits on these characters anyway, so the query loses nothing when they become spaces.
    * Material then makes every word a prefix ("Op" finds "opset", "operand", "ops" in titles, which
    * outweigh the line itself): words of a pasted line are whole words (`~0`: exactly this one), only
-   * the last, still being typed, stays a prefix. Chinese words are left to Material's segmenter. */
+   * the last, still being typed, stays a prefix, unless it is a number (a trailing "0" is not "0*").
+   * Chinese words are left to Material's segmenter, apart from the Latin ones glued to them.
+   * First the noise of a pasted line goes (colours, timestamps, addresses, folders, file names, command
+   * options: window.kbNoise, generated from kb/match/noise.py, the rules of kb explain's search link);
+   * if nothing is left, the text is searched as typed.
+   * An issue reference (MNN#3977, alibaba/MNN#3977, #3977) is its number, weighted as a word of a title: the
+   * engine's name is in the title of every page of that engine and would outrank the one citing it. */
+  var TITLE_WEIGHT = 1000;  /* material's default boost of the `title` field (the number is in `text`) */
   function plainQuery(text) {
+    var quiet = typeof window.kbNoise === "function" ? window.kbNoise(text) : text;
+    if (/[^\s:^~*+\-]/.test(quiet)) text = quiet;
+    text = text.replace(/(\p{sc=Han})(?=[\x21-\x7E])|([\x21-\x7E])(?=\p{sc=Han})/gu, "$1$2 ");  /* 对数softmax */
     var words = text.replace(/[:^~*]+/g, " ").replace(/(^|\s)[+\-]+/g, "$1").trim().split(/\s+/);
     return words.map(function (w, i) {
-      return i < words.length - 1 && /^[\x21-\x7E]+$/.test(w) && !/"/.test(w) ? w + "~0" : w;
+      var ref = /^(?:(?:[\w.-]+\/)?([A-Za-z][\w.-]*))?#(\d+)$/.exec(w);
+      if (ref) return (ref[1] ? ref[1] + "~0 " : "") + ref[2] + "^" + TITLE_WEIGHT;
+      if (!/^[\x21-\x7E]+$/.test(w) || /"/.test(w)) return w;
+      return i < words.length - 1 || /^[-+]?[0-9][0-9.,x]*$/.test(w) ? w + "~0" : w;
     }).join(" ");
   }
   if (window.Worker && !Worker.prototype.__kbPlainQuery) {
