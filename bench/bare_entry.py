@@ -20,13 +20,13 @@ import MNN  # noqa: E402,F401
 import ncnn  # noqa: E402,F401
 import onnxruntime  # noqa: E402,F401
 
-from kb import child  # noqa: E402
-from kb.entries import find  # noqa: E402
-from kb.harness import load_checks, run_check  # noqa: E402
+from convkb import child  # noqa: E402
+from convkb.entries import find  # noqa: E402
+from convkb.harness import load_checks, run_check  # noqa: E402
 
 
 def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=None, **kwargs):
-    """kb.child.run_function's contract, in a fork of this process instead of a new interpreter."""
+    """convkb.child.run_function's contract, in a fork of this process instead of a new interpreter."""
     import importlib
 
     module, func = target.split(":")
@@ -40,7 +40,7 @@ def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=N
             try:
                 os.dup2(log.fileno(), 1), os.dup2(log.fileno(), 2)
                 child.unbuffer_c_stdio()
-                fn(**kwargs)  # a step reports through the files it writes, as in kb.child
+                fn(**kwargs)  # a step reports through the files it writes, as in convkb.child
                 code = 0
             except SystemExit as e:
                 if isinstance(e.code, str):

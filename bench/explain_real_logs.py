@@ -24,8 +24,8 @@ from pathlib import Path
 
 import yaml
 
-from kb.entries import load_all
-from kb.match import explain as ex
+from convkb.entries import load_all
+from convkb.match import explain as ex
 
 HERE = Path(__file__).resolve().parent / "real_logs"
 
@@ -94,7 +94,7 @@ def breakdown(labels: list[dict], entries, results: dict) -> list[str]:
 
 def composition(labels: list[dict], entries, results: dict) -> str:
     """The set against issue 19's floor: size, Chinese share, prose share, negatives sharing a message."""
-    from kb import messages as message_index
+    from convkb import messages as message_index
 
     slugs = {e.slug for e in entries}
     messages = message_index.load_all(entries=entries)

@@ -63,7 +63,7 @@ def end_to_end(paths: list[Path]) -> None:
     times = []
     for path in paths:
         start = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "kb", "scan", str(path)], capture_output=True, text=True, cwd=ROOT)
+        p = subprocess.run([sys.executable, "-m", "convkb", "scan", str(path)], capture_output=True, text=True, cwd=ROOT)
         times.append((time.perf_counter() - start, path))
         if p.returncode not in (0, 1):  # 0 none found, 1 found; anything else did not scan: no figure
             sys.exit(f"kb scan {path} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
@@ -93,8 +93,8 @@ def main():
                     help="node counts of the synthetic graphs")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from kb.entries import load_all
-    from kb.match.scan import find_problems
+    from convkb.entries import load_all
+    from convkb.match.scan import find_problems
 
     end_to_end(models(args.models))
     entries = load_all(ROOT)

@@ -91,7 +91,7 @@ def test_bare_entry(fixture_entry):
 
 
 def test_matrix_speed():
-    from kb import paths, versions
+    from convkb import paths, versions
 
     version, envs = versions.of("mnn"), paths.state("envs", ROOT)
     if not version or not (envs / "mnn" / version / ".kb-complete").exists():

@@ -2,7 +2,7 @@
 
 import sys
 
-from kb.child import run_command, run_function
+from convkb.child import run_command, run_function
 
 
 
@@ -21,7 +21,7 @@ def write_sum(a, b, out):
 
 
 def test_segfault_keeps_the_c_output():
-    # run through kb.child, which unbuffers C stdio as MNN's printf needs
+    # run through convkb.child, which unbuffers C stdio as MNN's printf needs
     step = run_function("crash", "tests.test_child:printf_then_crash")
     assert step.signal == "SIGSEGV" and not step.ok
     assert "Compute Shape Error for /x" in step.output

@@ -21,7 +21,7 @@ NAN = "fake-pow-nan"  # KB903: reproduces through NaN outputs
 
 
 def ort_version():
-    from kb import engines
+    from convkb import engines
 
     return engines.version("onnxruntime")
 
@@ -33,7 +33,7 @@ def pytest_run(corpus, *args):
 
 
 def kb(corpus, *args, **env):
-    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "convkb", *args], capture_output=True, text=True,
                           env={**os.environ, "KB_ROOT": str(corpus), **env})
 
 
@@ -43,7 +43,7 @@ def digest(folder):
 
 def set_expected(folder, check, **fields):
     """Change every accepted version of `check`."""
-    from kb import expectations
+    from convkb import expectations
 
     path = folder / "expected.yaml"
     table = expectations.load(path)
@@ -138,8 +138,8 @@ def test_kb_check_json(fixture_entry, corpus):
 
 
 def test_a_corrupt_cached_model_is_exported_again(fixture_entry, corpus, tmp_path):
-    from kb.artifacts import prepare
-    from kb.entries import load_entry
+    from convkb.artifacts import prepare
+    from convkb.entries import load_entry
 
     folder = fixture_entry(GUARD)
     arts = prepare(load_entry(folder))  # from the shared cache: a private copy costs no export
@@ -163,9 +163,9 @@ def test_a_check_with_a_bug_is_one_line_error(fixture_entry, corpus):
 
 def test_a_check_that_returns_nothing_is_an_error_not_fixed(fixture_entry):
     """Every step passed but nothing was compared: no silent `fixed`."""
-    from kb.checks import load_checks
-    from kb.entries import load_entry
-    from kb.harness import run_check
+    from convkb.checks import load_checks
+    from convkb.entries import load_entry
+    from convkb.harness import run_check
 
     folder = fixture_entry(GUARD)
     edit(folder / "test_checks.py", "    return s.onnxruntime.run(", "    s.onnxruntime.run(")
@@ -178,8 +178,8 @@ def test_a_check_that_returns_nothing_is_an_error_not_fixed(fixture_entry):
 def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(fixture_entry, corpus):
     from datetime import datetime, timezone
 
-    from kb import versions
-    from kb.records import Record, RecordStore
+    from convkb import versions
+    from convkb.records import Record, RecordStore
 
     folder = fixture_entry(BUG)
     # the workaround now also drives a second engine (data for this test only)
@@ -198,15 +198,15 @@ def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(f
     store.append(rec("1.0.20230517", "broken"))  # newer, but from a matrix over ncnn
     p = kb(corpus, "accept")
     assert p.returncode == 0 and "1 records made with other versions of a needed engine" in p.stderr
-    from kb import expectations
+    from convkb import expectations
 
     accepted = expectations.load(folder / "expected.yaml")
     assert accepted["standard-ops"][here["onnxruntime"]].verdict == "works"
 
 
 def test_a_batch_export_gives_what_each_export_alone_gives_and_a_failure_stays_its_own(tmp_path):
-    """kb.export.export_entries: one torch process for several reproducers, each as if alone."""
-    from kb import child
+    """convkb.export.export_entries: one torch process for several reproducers, each as if alone."""
+    from convkb import child
 
     good = [FIXTURES / "repros" / s / "repro.py" for s in ("fake-pow-nan", "fake-silu-guard")]
     broken = tmp_path / "broken.py"
@@ -215,11 +215,11 @@ def test_a_batch_export_gives_what_each_export_alone_gives_and_a_failure_stays_i
     for d in outs.values():
         d.mkdir()
     jobs = [[str(good[0]), str(outs["a"])], [str(broken), str(outs["broken"])], [str(good[1]), str(outs["b"])]]
-    step = child.run_function("batch", "kb.export:export_entries", jobs=jobs, timeout=600)
+    step = child.run_function("batch", "convkb.export:export_entries", jobs=jobs, timeout=600)
     assert step.ok, step.output[-2000:]
     assert "no model here" in (outs["broken"] / "failed.txt").read_text()
     assert (outs["b"] / "manifest.json").is_file()  # the entry after the failure was still exported
-    step = child.run_function("alone", "kb.export:export_entry", repro=str(good[1]), out=str(outs["alone"]), timeout=600)
+    step = child.run_function("alone", "convkb.export:export_entry", repro=str(good[1]), out=str(outs["alone"]), timeout=600)
     assert step.ok, step.output[-2000:]
     import numpy as np
 
@@ -231,9 +231,9 @@ def test_a_batch_export_gives_what_each_export_alone_gives_and_a_failure_stays_i
 
 # Mutations of a workaround: each read "works" while a workaround was judged against its own output.
 def _run(folder, name):
-    from kb.checks import load_checks
-    from kb.entries import load_entry
-    from kb.harness import run_check
+    from convkb.checks import load_checks
+    from convkb.entries import load_entry
+    from convkb.harness import run_check
 
     checks = load_checks(load_entry(folder))
     return run_check(checks.entry(), checks.items[name])
@@ -270,8 +270,8 @@ def test_a_rewrite_fed_other_inputs_cannot_be_exported(fixture_entry):
 
 def test_an_upgraded_exporter_package_exports_again(fixture_entry, monkeypatch):
     """onnxscript (dynamo), onnxsim and onnxruntime's quantizer are on the export path: part of the cache key."""
-    from kb import artifacts, versions
-    from kb.entries import load_entry
+    from convkb import artifacts, versions
+    from convkb.entries import load_entry
 
     entry = load_entry(fixture_entry(BUG))
     before = artifacts._key(entry)

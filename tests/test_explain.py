@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kb import messages
-from kb.entries import load_all
-from kb.errors import KBError
-from kb.match import codes, logfile
-from kb.match.explain import explain_command, literal_chars
+from convkb import messages
+from convkb.entries import load_all
+from convkb.errors import KBError
+from convkb.match import codes, logfile
+from convkb.match.explain import explain_command, literal_chars
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "corpus"
@@ -184,6 +184,16 @@ def test_specificity_counts_fixed_text_only():
 
 # ---- text output -------------------------------------------------------------------------------------
 
+def test_text_output_quotes_the_users_own_line_once(explain):
+    line = "Broad cast error, dim1 = 16, dim2 = 24"  # the catalogue's example has other numbers
+    code, out = explain(f"{line}\n", as_json=False)
+    assert f'The line "{line}" is a generic message' in out and "dim1 = 8" not in out
+    for block in out.split("\n\n"):  # each entry's block quotes a line once
+        quoted = [ln.split("]", 1)[0] for ln in block.splitlines() if ln.startswith("   line ")]
+        assert len({q.split(" [")[0] for q in quoted}) == len(quoted), block
+    assert "names none of them" not in out or "this line alone names none of them" in out
+
+
 def test_text_output_says_a_generic_message_is_ambiguous(explain):
     code, out = explain(f"{BROADCAST}\n", as_json=False)
     assert code == codes.FOUND
@@ -192,7 +202,7 @@ def test_text_output_says_a_generic_message_is_ambiguous(explain):
     assert f"line 1 [broadcast-error, a generic message]: {BROADCAST}" in out
     assert ("to confirm it, check that the op listed is not one ONNX defines; "
             "or the model was converted with --allowCustomOp") in out
-    assert f'The message "{BROADCAST}" is ambiguous: 3 known causes print it (KB901, KB903 here, and 1 upstream)' in out
+    assert f'The line "{BROADCAST}" is a generic message: 3 known causes print it (KB901, KB903 here, and 1 upstream)' in out
     assert "example/fake#3: a made-up model exported without dynamic shapes" in out
     assert "what tells them apart: http://127.0.0.1:8000/messages/fake-broadcast-error/" in out
     assert f"page: http://127.0.0.1:8000/{CUSTOM}/" in out
@@ -298,8 +308,8 @@ def test_real_corpus_citations_resolve():
 
 
 def test_message_pages(fixture_corpus):
-    from kb.site import generate
-    from kb.site.messages import message_link
+    from convkb.site import generate
+    from convkb.site.messages import message_link
 
     site = generate.render(fixture_corpus)
     page = site.pages["messages/fake-broadcast-error.md"]
@@ -377,7 +387,7 @@ def kb(root, *args, stdin=None):
     import os
 
     env = {**os.environ, "KB_ROOT": str(root)}
-    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, cwd=ROOT, input=stdin, env=env)
+    return subprocess.run([sys.executable, "-m", "convkb", *args], capture_output=True, cwd=ROOT, input=stdin, env=env)
 
 
 def test_cli_explain_file_and_stdin(fixture_corpus, tmp_path):
@@ -387,7 +397,7 @@ def test_cli_explain_file_and_stdin(fixture_corpus, tmp_path):
     assert p.returncode == codes.FOUND, p.stderr
     assert [(r["entry"], r["confidence"]) for r in json.loads(p.stdout)] == [(CUSTOM, "match"), (NAN, "possible")]
     p = kb(fixture_corpus, "explain", stdin=BROADCAST.encode() + b"\n")
-    assert p.returncode == codes.FOUND and b"KB901" in p.stdout and b"ambiguous" in p.stdout
+    assert p.returncode == codes.FOUND and b"KB901" in p.stdout and b"is a generic message" in p.stdout
     p = kb(fixture_corpus, "explain", stdin=b"nothing to see\n")
     assert p.returncode == codes.NOTHING_FOUND and b"?q=" in p.stdout
 
@@ -451,7 +461,7 @@ def test_a_generic_line_gets_a_reply_with_its_own_numbers_and_the_message_page(f
 
 def test_a_native_ncnn_layer_name_is_no_evidence():
     """ncnn defines ArgMax (off in default builds): `layer ArgMax not exists` is printed for any converter."""
-    from kb.match.explain import native_ncnn_layer
+    from convkb.match.explain import native_ncnn_layer
 
     assert native_ncnn_layer("ArgMax") and native_ncnn_layer("Convolution")
     assert not native_ncnn_layer("TopK") and not native_ncnn_layer("torch.std")
@@ -474,8 +484,8 @@ def test_a_line_two_entries_name_literally_is_no_evidence_for_either(explain):
 
 def test_the_message_index_compares_case_insensitively(explain):
     # a message retold in lower case still points at its page (the generic message's known causes)
-    from kb import messages as message_index
-    from kb.match.explain import explain as run
+    from convkb import messages as message_index
+    from convkb.match.explain import explain as run
 
     entries = load_all(explain.root)
     seen: list = []

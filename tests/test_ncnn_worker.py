@@ -3,7 +3,7 @@
 Before the worker kept its input arrays alive and cloned them into ncnn's memory, a first layer
 that works in place segfaulted (ncnn 1.0.20240410 and 1.0.20261020), and a float64 input, converted
 to a float32 temporary that was freed at once, came back as garbage. Every run is a child process
-(kb.child), so a crash is a failed assertion here, not a dead pytest.
+(convkb.child), so a crash is a failed assertion here, not a dead pytest.
 """
 
 from pathlib import Path
@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from kb.child import run_function
-from kb.compare import Outputs
+from convkb.child import run_function
+from convkb.compare import Outputs
 
 pytest.importorskip("ncnn")
 
@@ -45,7 +45,7 @@ def run_worker(tmp_path: Path, param_text: str, x: np.ndarray, **kw):
     feed, out = tmp_path / "in.npz", tmp_path / "out.npz"
     np.savez(feed, in0=x)
     # batch=False as a keyword: the worker's signature before the fix took it too
-    step = run_function("ncnn run", "kb.workers.ncnn:run", timeout=60, param=str(param), bin=None,
+    step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=60, param=str(param), bin=None,
                         feed=str(feed), out=str(out), batch=False, blobs_in=["in0"], blobs_out={"out0": "out0"}, **kw)
     return step, out
 
@@ -77,7 +77,7 @@ def test_a_net_that_failed_to_load_is_never_run(tmp_path, param_text, bin_bytes,
         bin = tmp_path / "model.bin"
         bin.write_bytes(bin_bytes)
     np.savez(tmp_path / "in.npz", in0=np.ones((1, 3, 4, 4), np.float32))
-    step = run_function("ncnn run", "kb.workers.ncnn:run", timeout=60, param=str(param),
+    step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=60, param=str(param),
                         bin=str(bin) if bin else None, feed=str(tmp_path / "in.npz"), out=str(tmp_path / "out.npz"),
                         batch=False, blobs_in=["in0"], blobs_out={"out0": "out0"})
     assert step.returncode == 1 and step.signal is None, step.fate()
@@ -111,7 +111,7 @@ OLD_PNNX_SCRIPT = """
 
 
 def test_pnnx_scripts_say_where_the_batch_axis_is(tmp_path):
-    from kb.engines.pnnx import Feeding, feeding, read_feeding
+    from convkb.engines.pnnx import Feeding, feeding, read_feeding
 
     new = tmp_path / "a_ncnn.py"
     new.write_text(PNNX_SCRIPT.format(index=0))
@@ -150,7 +150,7 @@ class FakeSession:
 @pytest.mark.parametrize("batch", [None, True])
 def test_pnnx_models_are_fed_as_pnnx_feeds_them(tmp_path, batch):
     """batch=True, what the corpus's pnnx checks pass, follows pnnx's script as batch=None does."""
-    from kb.engines.ncnn import NCNN
+    from convkb.engines.ncnn import NCNN
 
     x = np.random.default_rng(1).standard_normal((1, 8, 16, 16)).astype(np.float32)
     param = tmp_path / "m.ncnn.param"
@@ -164,7 +164,7 @@ def test_pnnx_models_are_fed_as_pnnx_feeds_them(tmp_path, batch):
 
 
 def test_pnnx_models_without_a_batch_axis_are_fed_whole(tmp_path):
-    from kb.engines.ncnn import NCNN
+    from convkb.engines.ncnn import NCNN
 
     x = np.random.default_rng(2).standard_normal((1, 8, 16, 16)).astype(np.float32)
     param = tmp_path / "m.ncnn.param"
@@ -178,7 +178,7 @@ def test_pnnx_models_without_a_batch_axis_are_fed_whole(tmp_path):
 
 
 def test_classic_models_drop_a_leading_one(tmp_path):
-    from kb.engines.ncnn import NCNN
+    from convkb.engines.ncnn import NCNN
 
     x = np.random.default_rng(3).standard_normal((1, 8, 16, 16)).astype(np.float32)
     param = tmp_path / "hand.param"

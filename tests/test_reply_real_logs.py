@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kb.entries import load_all
+from convkb.entries import load_all
 
 REPO = Path(__file__).resolve().parents[1]
 LOGS = REPO / "bench" / "real_logs"
@@ -29,7 +29,7 @@ def kb_explain(*args: str) -> subprocess.CompletedProcess:
 
 def test_the_published_address_is_https_and_the_default_for_links():
     assert PUBLISHED.startswith("https://") and PUBLISHED.endswith("/")
-    code = "from kb.match.links import page_url; print(page_url('x'))"
+    code = "from convkb.match.links import page_url; print(page_url('x'))"
     env = {k: v for k, v in os.environ.items() if k not in ("KB_SITE_URL", "KB_ROOT")}
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env)
     assert p.stdout.strip() == f"{PUBLISHED}x/", p.stderr
@@ -66,7 +66,7 @@ def test_a_generic_message_gets_a_reply_that_quotes_the_users_own_numbers():
     p = kb_explain("--format", "markdown", str(log))
     reply = p.stdout
     assert numbers in reply, reply
-    from kb import messages
+    from convkb import messages
 
     example = messages.load_all(REPO)["mnn-broadcast-error"].example
     if re.search(r"dim1 = \d+, dim2 = \d+", example)[0] != numbers:

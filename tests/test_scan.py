@@ -19,9 +19,9 @@ import pytest
 import yaml
 from onnx import TensorProto, helper, numpy_helper
 
-from kb.errors import KBError
-from kb.match import codes
-from kb.match.scan import find_problems, scan_command
+from convkb.errors import KBError
+from convkb.match import codes
+from convkb.match.scan import find_problems, scan_command
 
 ROOT = Path(__file__).resolve().parent.parent
 F = TensorProto.FLOAT
@@ -442,7 +442,7 @@ def test_status_for_an_engine_the_problem_does_not_concern(scale_entry, scan):
 def test_status_comes_from_records_too(scale_entry, scan, monkeypatch, tmp_path):
     from datetime import datetime, timezone
 
-    from kb.records import Record, RecordStore
+    from convkb.records import Record, RecordStore
 
     monkeypatch.setenv("KB_RECORDS", str(tmp_path / "records"))
     RecordStore().append(Record(
@@ -665,7 +665,7 @@ def synthetic(n):
 
 
 def test_scan_is_fast_and_linear():
-    from kb.entries import load_all
+    from convkb.entries import load_all
 
     entries = load_all()
 
@@ -690,7 +690,7 @@ def test_scan_is_fast_and_linear():
 # ---- through the command line -----------------------------------------------------------------
 
 def kb(*args):
-    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "convkb", *args], capture_output=True, text=True, cwd=ROOT,
                           env=os.environ)  # KB_ROOT: the fixture corpus
 
 

@@ -24,8 +24,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from kb.entries import Entry, load_all
-from kb.match import noise
+from convkb.entries import Entry, load_all
+from convkb.match import noise
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
@@ -82,7 +82,7 @@ def _cases() -> list[tuple[str, str, str, frozenset[str]]]:
 
 
 def _messages_index():
-    from kb import messages
+    from convkb import messages
 
     return messages.load_all(REPO)
 
@@ -147,7 +147,7 @@ def browser():
 def records(tmp_path_factory):
     """A snapshot of the record store: the corpus checks running beside these tests append to the real
     one (a new day, a new verdict), and the site and the tests' own derivation must read the same records."""
-    from kb.paths import state
+    from convkb.paths import state
 
     snap = tmp_path_factory.mktemp("records")
     src = state("records")
@@ -164,7 +164,7 @@ def base_url(tmp_path_factory, records):
     site = tmp / "site"
     # Built in a fresh Python: the search index's Chinese words come from jieba's global state, which
     # other tests in this process may have changed.
-    code = ("import sys; from pathlib import Path; from kb.site import build_site; "
+    code = ("import sys; from pathlib import Path; from convkb.site import build_site; "
             "build_site(Path(sys.argv[1]), docs_dir=Path(sys.argv[2]), strict=True)")
     p = subprocess.run([sys.executable, "-c", code, str(site), str(tmp / "docs")], capture_output=True, text=True,
                        env={**os.environ, "KB_RECORDS": str(records)})
@@ -245,7 +245,7 @@ FLOOR = 0.9  # issue 19's bar for held-out queries; here each kind of an entry's
 
 
 def _found(hits, slug, what, query, want) -> bool:
-    # A log line may also find the page of its engine message (kb.site.messages), which lists every
+    # A log line may also find the page of its engine message (convkb.site.messages), which lists every
     # cause; every entry whose signatures report the line appears near the top, all of them (a generic
     # message is shared: none has to be first). A Chinese title or a synonym finds its entry near the top.
     window = 1 + SLACK + (len(want) - 1 if what == "synonym" else 0)  # a shared word has to share the top
@@ -361,7 +361,7 @@ def test_an_issue_reference_finds_the_page_citing_it(search_page, query, pages):
 
 
 def test_the_search_box_strips_noise_as_kb_explain_does(search_page):
-    """The box's rules are generated from kb/match/noise.py: both give the same words for every pasted line."""
+    """The box's rules are generated from convkb/match/noise.py: both give the same words for every pasted line."""
     lines = sorted({q for _, what, q, _ in CASES if what == "pasted"})
     assert lines
     assert search_page.evaluate("lines => lines.map(kbNoise)", lines) == [noise.query(q) for q in lines]
@@ -396,7 +396,7 @@ _IN_A_FRESH_WORKER = """async ([url, text, query]) => {
 def test_the_search_worker_survives_lunrs_token_set_merge(search_page):
     """The site's worker (kb-search.js) answers a query that material's own worker fails on."""
     site = json.loads(search_page.locator("#__config").text_content())["search"]
-    assert "kb-search.js?worker=" in site, f"the page starts {site}, not kb-search.js (kb/site/theme/main.html)"
+    assert "kb-search.js?worker=" in site, f"the page starts {site}, not kb-search.js (convkb/site/theme/main.html)"
     material = site.replace("kb-search.js?worker=", "")
     assert search_page.evaluate(_IN_A_FRESH_WORKER, [material, COLLIDING, "m"]) == 0, \
         "material's worker no longer fails on this vocabulary: if its lunr is fixed, kb-search.js can go"
@@ -430,11 +430,11 @@ def test_the_phones_search_finds_pages(phone_search_page, query):
 
 
 def test_status_table_shows_the_recorded_verdicts(context, base_url, records):
-    from kb.site.generate import render
-    from kb.site.timeline import sentence
+    from convkb.site.generate import render
+    from convkb.site.timeline import sentence
 
-    from kb.site.pages import answer, headline
-    from kb.site.table import public
+    from convkb.site.pages import answer, headline
+    from convkb.site.table import public
 
     statuses = render(records=records).statuses  # the same derivation the build used, from the same records
     slug = max(statuses, key=lambda s: (len(statuses[s].engines), s))  # the entry on the most engines
@@ -471,9 +471,9 @@ def test_status_table_shows_the_recorded_verdicts(context, base_url, records):
 
 
 def test_the_newest_release_is_in_view_and_many_columns_scroll_under_a_fixed_check_column(context, base_url):
-    from kb.site.generate import render
+    from convkb.site.generate import render
 
-    from kb.site.table import _columns, _rows
+    from convkb.site.table import _columns, _rows
 
     # the entry whose table has the most columns (releases that read differently)
     slug, es = max(((s, es) for s, st in render().statuses.items() for es in st.engines),
@@ -518,8 +518,8 @@ def test_copy_link_button_copies_the_section_address(context, base_url):
 
 
 def test_home_page_filters_by_engine_tag_and_status(context, base_url):
-    from kb.site.generate import render
-    from kb.site.pages import engine_status, public_status
+    from convkb.site.generate import render
+    from convkb.site.pages import engine_status, public_status
 
     statuses = {slug: public_status(st) for slug, st in render().statuses.items()}  # never "changed": kb check's
     per_engine = {slug: {es.engine: engine_status(es) for es in st.engines} for slug, st in render().statuses.items()}

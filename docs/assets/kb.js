@@ -13,7 +13,7 @@
    * the last, still being typed, stays a prefix, unless it is a number (a trailing "0" is not "0*").
    * Chinese words are left to Material's segmenter, apart from the Latin ones glued to them.
    * First the noise of a pasted line goes (colours, timestamps, addresses, folders, file names, command
-   * options: window.kbNoise, generated from kb/match/noise.py, the rules of kb explain's search link);
+   * options: window.kbNoise, generated from convkb/match/noise.py, the rules of kb explain's search link);
    * if nothing is left, the text is searched as typed.
    * An issue reference (MNN#3977, alibaba/MNN#3977, #3977) is its number, weighted as a word of a title: the
    * engine's name is in the title of every page of that engine and would outrank the one citing it. */

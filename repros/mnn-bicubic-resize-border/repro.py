@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kb.export import Case
+from convkb.export import Case
 
 
 class Up(nn.Module):

@@ -5,7 +5,7 @@ import copy
 import torch
 from torch import nn
 
-from kb.export import Case
+from convkb.export import Case
 
 
 class DeconvBN(nn.Module):

@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from kb.export import Case
+from convkb.export import Case
 
 
 class FeatureConversion(torch.autograd.Function):

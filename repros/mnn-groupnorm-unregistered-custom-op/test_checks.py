@@ -1,4 +1,4 @@
-from kb.checks import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 

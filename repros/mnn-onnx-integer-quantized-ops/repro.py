@@ -2,14 +2,14 @@
 by quantize_dynamic on a conv net (ConvInteger) cannot be converted by MNN.
 
 The float models are exported here; `quantize=` has onnxruntime quantize each export, as users do
-(kb.workers.onnxruntime.quantize: quantize_static calibrated on the case's input and three seeded
+(convkb.workers.onnxruntime.quantize: quantize_static calibrated on the case's input and three seeded
 random batches, or quantize_dynamic).
 """
 
 import torch
 from torch import nn
 
-from kb.export import Case
+from convkb.export import Case
 
 DYNAMIC = {"method": "dynamic", "fmt": "QOperator"}  # quantize_dynamic: ConvInteger, MatMulInteger
 QOPERATOR = {"method": "static", "fmt": "QOperator"}  # quantize_static(quant_format=QuantFormat.QOperator)

@@ -1,5 +1,5 @@
-from kb import child
-from kb.checks import Checks
+from convkb import child
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 MNN_BUG = ["mnn-attention-not-supported"]

@@ -1,4 +1,4 @@
-from kb.harness import Checks
+from convkb.harness import Checks
 
 checks = Checks(__file__)
 SIGS = ["range-check-abort"]

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from kb.checks import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 BUG = ["kl-segfault"]

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kb.export import Case
+from convkb.export import Case
 
 C_IN, C_OUT = 4, 6
 

@@ -1,4 +1,4 @@
-from kb.checks import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 BUG = ["quantize-not-supported", "qlinear-not-supported", "converter-abort", "quant-layer-not-registered"]

@@ -1,6 +1,6 @@
-from kb.checks import Checks
-from kb.child import run_function
-from kb.compare import Outputs
+from convkb.checks import Checks
+from convkb.child import run_function
+from convkb.compare import Outputs
 
 checks = Checks(__file__)
 BUG = ["one-sample"]

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from kb.export import Case
+from convkb.export import Case
 
 L, D = 8, 16
 

@@ -1,6 +1,6 @@
 import shutil
 
-from kb.checks import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 SIGS = ["op-not-registered"]

@@ -1,6 +1,6 @@
 import re
 
-from kb.checks import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 SIGS = ["wrong-values", "cast-not-registered"]

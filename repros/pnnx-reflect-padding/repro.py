@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kb.export import Case
+from convkb.export import Case
 
 C, L = 8, 30  # channels and length of the 1-D (audio decoder) case
 

@@ -1,4 +1,4 @@
-from kb.checks import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 # What ncnn does with the file first (the failure the user meets), then pnnx's own line, which names the

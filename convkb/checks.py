@@ -1,0 +1,148 @@
+"""Declaring an entry's checks: what each check runs, and what counts as the bug or the workaround.
+
+An entry's test_checks.py declares them with `checks.bug`, `checks.variants`, `checks.control` and
+`checks.workaround` (the kinds are convkb.verdicts.CheckKind). This module
+imports no engine driver: pytest collection, the site and scan read declarations without running
+anything. convkb.harness runs them.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from convkb.engines import ENGINES
+from convkb.entries import Entry, load_entry
+from convkb.errors import KBError
+from convkb.verdicts import CheckKind
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    kind: CheckKind
+    engine: str
+    fn: Callable
+    signatures: tuple[str, ...] = ()  # for bugs: what counts as "reproduces"
+    workaround: str | None = None  # for workarounds: the front matter's workaround id
+    needs: tuple[str, ...] = ()  # other engines the check drives
+    atol: float = 1e-4
+    rtol: float = 1e-3
+    range_tol: float | None = None  # for quantized outputs: max diff as a fraction of the output range
+    doc: str = ""
+    variant: str | None = None  # a variant check: the reproducer's variant case it runs
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        return (self.engine, *self.needs)
+
+
+class Checks:
+    """The checks of one entry, declared in its test_checks.py."""
+
+    def __init__(self, test_file: str):
+        self.dir = Path(test_file).resolve().parent
+        self.items: dict[str, Check] = {}
+
+    def _add(self, fn: Callable, **kw) -> Callable:
+        name = fn.__name__.replace("_", "-")
+        self.items[name] = Check(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), **kw)
+        return fn
+
+    def bug(self, engine: str, signatures: list[str], *, needs=(), **tolerances):
+        return lambda fn: self._add(fn, kind=CheckKind.BUG, engine=engine, signatures=tuple(signatures),
+                                    needs=tuple(needs), **tolerances)
+
+    def control(self, engine: str, *, needs=(), **tolerances):
+        """A model without the trigger on the same engine path: it must run and match torch. It shows the
+        trigger is what fails; it never counts toward "fixed"."""
+        return lambda fn: self._add(fn, kind=CheckKind.CONTROL, engine=engine, needs=tuple(needs), **tolerances)
+
+    def workaround(self, engine: str, workaround: str, *, needs=(), **tolerances):
+        """Judged against the ORIGINAL model's torch output: a rewrite case declares `rewrites=`."""
+        return lambda fn: self._add(fn, kind=CheckKind.WORKAROUND, engine=engine, workaround=workaround,
+                                    needs=tuple(needs), **tolerances)
+
+    def variants(self, engine: str, signatures: list[str], cases: list[str] | None = None, *, needs=(),
+                 **tolerances):
+        """One variant check per variant case, named `variant-<case>`: `fn(s, case)` runs the same engine
+        path on each. Their verdicts say which variants the engine fails on: the trigger's scope.
+        `cases` defaults to every case that repro.py's variants() yields, read from its source."""
+        if cases is None:
+            cases = variant_names(self.dir / "repro.py")
+
+        def add(fn: Callable) -> Callable:
+            for case in cases:
+                name = f"variant-{case}"
+                self.items[name] = Check(name=name, kind=CheckKind.VARIANT, engine=engine, signatures=tuple(signatures),
+                                         needs=tuple(needs), fn=lambda s, case=case: fn(s, case), variant=case,
+                                         doc=f"Variant {case!r}: {(fn.__doc__ or '').strip()}".strip(": "),
+                                         **tolerances)
+            return fn
+
+        return add
+
+    def entry(self) -> Entry:
+        """The entry, with every name the checks use validated against its front matter."""
+        entry = load_entry(self.dir)
+        known_sigs = {s.id for s in entry.meta.signatures}
+        known_fixes = {w.id for w in entry.meta.workarounds}
+        for c in self.items.values():
+            for sid in c.signatures:
+                if sid not in known_sigs:
+                    raise KBError(entry.test, f"check {c.name!r} names unknown signature {sid!r}")
+            if c.workaround and c.workaround not in known_fixes:
+                raise KBError(entry.test, f"check {c.name!r} names unknown workaround {c.workaround!r}")
+            for e in c.engines:
+                if e not in ENGINES:
+                    raise KBError(entry.test, f"check {c.name!r} names unknown engine {e!r}")
+        if not any(c.kind == CheckKind.BUG for c in self.items.values()):
+            raise KBError(entry.test, "declares no `checks.bug(...)`: an entry's status comes from its bug checks")
+        for p in entry.meta.trigger:
+            for glob in p.checks:
+                if not fnmatch.filter(self.items, glob):
+                    raise KBError(entry.page, f"trigger {p.name!r} names unknown check {glob!r}")
+        return entry
+
+    def pytest(self):
+        """Kept so entries written before collection by kb's pytest plugin still import; unused."""
+        return None
+
+
+def variant_names(repro: Path) -> list[str]:
+    """The names of the cases `variants()` yields, read from the source (no torch): each `Case("<name>", ...)`."""
+    tree = ast.parse(repro.read_text(encoding="utf-8"))
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "variants"), None)
+    if fn is None:
+        raise KBError(repro, "checks.variants(...) without cases needs a variants() function here")
+    names = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "Case":
+            first = node.args[0] if node.args else None
+            if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+                raise KBError(repro, f"line {node.lineno}: a variant's name is computed; pass "
+                                     "checks.variants(..., cases=[...]) instead")
+            names.append(first.value)
+    if not names:  # cases built elsewhere (a helper, a loop over another function) would give no checks at all
+        raise KBError(repro, f"line {fn.lineno}: variants() shows no Case(\"<name>\", ...); pass "
+                             "checks.variants(..., cases=[...]) instead")
+    return names
+
+
+def load_checks(entry: Entry) -> Checks:
+    """Import the entry's test_checks.py (cheap: engines are only touched in children)."""
+    spec = importlib.util.spec_from_file_location(f"kb_checks_{entry.slug.replace('-', '_')}", entry.test)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # a broken entry is reported, never a traceback
+        raise KBError(entry.test, f"cannot be imported: {type(e).__name__}: {e}") from None
+    found = [v for v in vars(module).values() if isinstance(v, Checks)]
+    if len(found) != 1:
+        raise KBError(entry.test, "must define exactly one `checks = Checks(__file__)`")
+    found[0].entry()  # validates names against the front matter
+    return found[0]

@@ -1,0 +1,148 @@
+"""What kb promises about every entry, checked per entry: `pytest repros/<slug>` runs them with its checks.
+
+Each contract takes the entry and its declared checks and returns a problem (one line per finding), or
+None. They read the entry's own data only: its signatures, reproducer, ledger and page.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import tempfile
+from pathlib import Path
+
+from convkb.checks import Checks
+from convkb.entries import Entry, load_all
+
+MIN_VARIANTS = 8  # an entry's measured scope: at least this many variant models, labelled by the engine
+
+
+def _root(entry: Entry) -> Path:
+    return entry.dir.parent.parent
+
+
+@functools.cache
+def _corpus(root: Path) -> list[Entry]:
+    return load_all(root, broken=[])  # another entry's breakage fails that entry's own tests, not these
+
+
+def explain(entry: Entry, checks: Checks) -> str | None:
+    """`kb explain` finds the entry from each of its signatures' example lines."""
+    from convkb.match.explain import explain as run
+
+    entries = _corpus(_root(entry))
+    missed = []
+    for sig in (s for s in entry.meta.signatures if s.kind == "log" and s.example):
+        ranked, _ = run(f"{sig.id}.log", io.BytesIO(f"{sig.example}\n".encode()), entries)
+        found = {x.entry.slug for x in ranked}
+        # entries whose own log signature matches the same line share it: all must be found, in any order
+        sharing = {e.slug for e in entries for s in e.meta.signatures if s.kind == "log" and s.regex().search(sig.example)}
+        if not {entry.slug} | sharing <= found:
+            missed.append(f"{sig.id}: {sig.example!r} found {sorted(found)}, expected {sorted({entry.slug} | sharing)}")
+    return "\n".join(missed) or None
+
+
+def scan(entry: Entry, checks: Checks) -> str | None:
+    """`kb scan` finds every trigger case of the reproducer, and no control case."""
+    import onnx
+
+    from convkb.artifacts import PreparationFailed, prepare
+    from convkb.match.scan import find_problems
+
+    if not entry.meta.trigger:
+        return None  # a user error or tool hazard without a graph trigger (the schema allows it only there)
+    try:
+        arts = prepare(entry)  # cached by content: exported once
+    except PreparationFailed as e:
+        return str(e)
+    wrong = []
+    for name, case in arts.manifest.items():
+        if case.get("variant"):  # labelled by the engine run: the scope contract
+            continue
+        found = find_problems([entry], onnx.load(str(arts.onnx(name)), load_external_data=False)).found
+        if case["trigger"] and not found:
+            wrong.append(f"trigger case {name!r}: no pattern of {[p.name for p in entry.meta.trigger]} found")
+        if not case["trigger"] and found:
+            wrong.append(f"control case {name!r}: pattern {found[0].match.pattern!r} found at "
+                         f"{sorted(found[0].match.nodes.values())}")
+    return "\n".join(wrong) or None
+
+
+@functools.cache
+def _site(root: Path):
+    from convkb.site.generate import render
+
+    with tempfile.TemporaryDirectory() as none:  # no records: statuses come from the ledgers
+        return render(root, records=Path(none), entries=_corpus(root))
+
+
+def page(entry: Entry, checks: Checks) -> str | None:
+    """The entry's page renders with its status, and the home page lists it."""
+    site = _site(_root(entry))
+    text = site.pages.get(f"{entry.slug}.md")
+    if text is None:
+        return f"no page for {entry.slug}"
+    if entry.meta.id not in text or "data-status=" not in text:
+        return "the page lacks its id or its status"
+    if entry.slug not in site.pages["index.md"]:
+        return "the home page does not list it"
+    return None
+
+
+def ledger(entry: Entry, checks: Checks) -> str | None:
+    """Every check has accepted verdicts (where its engines are installed), and the ledger names no other."""
+    from convkb import engines, expectations
+
+    table = expectations.load(entry.expected)
+    problems = []
+    for name, c in checks.items.items():
+        if not table.get(name) and not any(engines.missing(e) for e in c.engines):
+            problems.append(f"{name}: nothing accepted in {entry.expected.name} (run `kb check {entry.slug} "
+                            f"--check {name}`, then `kb accept {entry.slug} --check {name}`)")
+    problems += [f"{entry.expected.name} accepts verdicts for {n!r}, which no check declares"
+                 for n in table if n not in checks.items]
+    return "\n".join(problems) or None
+
+
+def scope(entry: Entry, checks: Checks) -> str | None:
+    """The trigger pattern matches exactly the variants the engine fails on, on the newest release
+    accepted, and there are enough of them. A variant that fails another way (differs) may match."""
+    import onnx
+
+    from convkb import expectations
+    from convkb.artifacts import PreparationFailed, prepare
+    from convkb.pattern import find
+    from convkb.verdicts import Verdict
+    from convkb.versions import version_key
+
+    variants = [c for c in checks.items.values() if c.variant]
+    if not entry.meta.trigger:
+        return None  # nothing for scan to find: a user error or a tool hazard
+    if not variants:
+        return f"no variants; an entry's scope needs at least {MIN_VARIANTS}"
+    table = expectations.load(entry.expected)
+    try:
+        arts = prepare(entry)
+    except PreparationFailed as e:
+        return str(e)
+    disagreements, affected_any = [], False
+    for c in variants:
+        accepted = table.get(c.name)
+        if not accepted:
+            disagreements.append(f"{c.name}: no accepted verdict")
+            continue
+        newest = max(accepted, key=version_key)
+        verdict = accepted[newest].verdict
+        affected_any |= verdict == Verdict.REPRODUCES
+        matched = bool(find(entry.meta.trigger, onnx.load(str(arts.onnx(c.variant)), load_external_data=False)))
+        if (verdict == Verdict.REPRODUCES and not matched) or (verdict == Verdict.FIXED and matched):
+            disagreements.append(f"{c.variant}: engine says {verdict} on {c.engine} {newest}, "
+                                 f"trigger pattern {'matches' if matched else 'does not match'}")
+    if len(variants) < MIN_VARIANTS:
+        disagreements.append(f"{len(variants)} variants; an entry's scope needs at least {MIN_VARIANTS}")
+    if entry.meta.guard and not affected_any:
+        return None  # a regression guard: no variant fails on the versions measured
+    return "; ".join(disagreements) or None
+
+
+CONTRACTS = {"explain": explain, "scan": scan, "page": page, "ledger": ledger, "scope": scope}

@@ -1,0 +1,51 @@
+"""ncnn: the pip runtime, running .param/.bin pairs written by a converter or by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from convkb import child
+from convkb.compare import Outputs
+from convkb.engines.base import Engine
+from convkb.workers.ncnn import LEADING
+
+
+class NCNN(Engine):
+    name = "ncnn"
+
+    def run(self, param: Path, bin: Path | None, case: str, inputs: list[str], outputs: list[str],
+            batch: bool | None = None) -> Outputs:
+        """Run blobs `inputs` <- the case's inputs (in order); read blobs `outputs` as its outputs.
+
+        Whether a blob has a batch axis depends on who wrote the .param:
+        - pnnx (`batch=None` or `True`): as pnnx's own *_ncnn.py feeds each input and reads each
+          output (convkb.engines.pnnx.feeding): some keep the leading 1, others squeeze it. Guessing
+          wrong runs silently wrong or crashes, so the script decides, blob by blob.
+        - classic ncnn models (onnx2ncnn, hand-written; `batch=None` or `False`): no batch axis, a
+          leading 1 is dropped.
+        - `batch=True` for a .param pnnx did not write: every input is fed as it is.
+        """
+        from convkb.engines.pnnx import feeding
+
+        pnnx = feeding(param) if batch is not False else None
+        if pnnx is not None:
+            axes_in = [pnnx.inputs.get(b) for b in inputs]
+            axes_out = [pnnx.outputs.get(b) for b in outputs]
+        else:
+            axes_in = [None if batch else LEADING] * len(inputs)
+            axes_out = [LEADING] * len(outputs)
+        out = self.s.path(f"{param.stem}.ncnn-out.npz")
+        case_outputs = list(self.s.artifacts.reference(case).arrays)
+        self.s.step(child.run_function(f"ncnn run {param.name}", "convkb.workers.ncnn:run",
+                                       param=str(param), bin=str(bin) if bin else None,
+                                       feed=str(self.s.artifacts.inputs(case)), out=str(out),
+                                       blobs_in=inputs, blobs_out=dict(zip(outputs, case_outputs)),
+                                       axes_in=axes_in, axes_out=axes_out),
+                    produces=[out])
+        return Outputs.load(case, out, f"ncnn {self.version()}")
+
+    def write_param(self, name: str, text: str) -> Path:
+        """A hand-written .param (weightless layers only), e.g. what a converter is known to emit."""
+        path = self.s.path(name)
+        path.write_text(text.strip() + "\n")
+        return path

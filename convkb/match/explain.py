@@ -1,0 +1,533 @@
+"""`kb explain [LOG]`: the known problems whose signatures appear in a log, best first.
+
+Signatures of kind `log` are an engine's own message and count as they are. Crash, NaN and
+mismatch signatures describe symptoms many causes share, so they weigh less, and a short one
+(e.g. `SIGSEGV`) counts only when the log also names one of the entry's engines. A symptom
+(weak) hit counts at all only when the log names the entry's engine and shows another of its
+signatures too, or the entry's evidence.
+
+Each result has a confidence. Many engine messages are generic (`Broad cast error`, `Compute Shape
+Error`, ...: repros/_messages/, `generic: true`), so seeing one names no entry:
+
+- `match`: the log holds evidence specific to the entry: one of its signatures' `evidence` regexes
+  (searched in the whole log), or a signature whose message is not generic;
+- `possible`: the log shows only generic messages the entry prints; the message's page lists its
+  other known causes and what tells them apart.
+
+Matches come first. The exit code is 1 (FOUND) when anything is reported, `match` or `possible`,
+and 0 when nothing is; a caller that wants an attribution reads `confidence` from --json.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+
+from convkb import messages as message_index
+from convkb.entries import Entry, load_all
+from convkb.match import codes, noise
+from convkb.match.links import message_url, page_url, search_url
+from convkb.match.logfile import blocks, open_log
+from convkb.schema import Message, Signature
+
+WEAK = 0.3  # weight of a symptom signature next to an engine message of the same length
+DISTINCT = 12  # literal characters that make a symptom pattern count even without the engine named
+SHOWN = 300  # characters of a matched line shown
+EVIDENCE = 3.0  # score of a piece of evidence: more than any one message
+MATCH, POSSIBLE = "match", "possible"
+CAUSES_SHOWN = 4  # upstream causes of a generic message listed in the text output
+# Prose (convkb.match.words): a report's words rank entries when no line names one. Tuned on the tune half
+# of bench/real_logs only.
+PROSE_RELATIVE = 0.5  # an entry found by words alone scores at least this fraction of the best one
+PROSE_SHARED = 2  # and shares at least this many of the report's words
+PROSE_SHOWN = 3  # at most this many entries from words alone
+PROSE_WEIGHT = 0.05  # words order results that lines found, never outweigh a line
+
+
+@dataclass(frozen=True)
+class Rule:
+    entry: Entry
+    sig: Signature
+    rx: re.Pattern  # matched against one line
+    scan: re.Pattern  # the same, multiline: finds candidate lines in a block of lines at C speed
+    weak: bool  # a symptom (crash, nan, mismatch), not an engine's own message
+    needs_engine: bool  # counts only if the log names one of the entry's engines
+    weight: float
+
+
+@dataclass
+class Hit:
+    rule: Rule
+    number: int  # line number of the first occurrence
+    line: str
+    shared: int  # how many entries matched that same line: a line common to several says less of each
+    count: int = 1
+
+    @property
+    def score(self) -> float:
+        return self.rule.weight / self.shared
+
+    def order(self) -> tuple[float, int]:
+        """Best first: the highest score, then the earliest line."""
+        return -self.score, self.number
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A piece of a log specific to an entry: where one of its signatures' evidence regexes matched."""
+
+    sig: Signature
+    pattern: str
+    number: int  # line number where the match starts
+    line: str
+
+
+@dataclass
+class Explained:
+    entry: Entry
+    hits: list[Hit]  # of one entry, one per signature, best first
+    evidence: list[Evidence]
+    messages: dict[str, Message]  # the message index, to tell generic messages from specific ones
+    words: list[str] = field(default_factory=list)  # the report's words the entry shares (convkb.match.words)
+    prose: float = 0.0  # their BM25 score
+
+    @property
+    def score(self) -> float:
+        return sum(h.score for h in self.hits) + EVIDENCE * len(self.evidence) + PROSE_WEIGHT * self.prose
+
+    def specific(self, h: Hit) -> bool:
+        """An engine message that names this entry by itself: not a symptom, not a generic message."""
+        if h.rule.weak:
+            return False
+        named = _LAYER.search(h.line)
+        if named and native_ncnn_layer(named[1]):
+            return False  # ncnn has a layer of that name: a build without it prints this too, for any converter
+        if not h.rule.sig.message:
+            return True  # an entry's own message, not in the index
+        m = self.messages.get(h.rule.sig.message)
+        return m is not None and not m.generic  # a message missing from the index counts as generic
+
+    @property
+    def confidence(self) -> str:
+        return MATCH if self.evidence or any(self.specific(h) for h in self.hits) else POSSIBLE
+
+    @property
+    def message(self) -> Message | None:
+        """The message of the best hit that cites one."""
+        return next((self.messages[h.rule.sig.message] for h in self.hits if h.rule.sig.message in self.messages),
+                    None)
+
+
+_LAYER = re.compile(r"layer (\S+) not exists or registered", re.IGNORECASE)
+
+
+def native_ncnn_layer(name: str) -> bool:
+    """Whether ncnn defines a layer of that name (a build may leave it out, e.g. ArgMax is OFF by default)."""
+    return name in _native_ncnn_layers()
+
+
+def _native_ncnn_layers() -> frozenset[str]:
+    global _NATIVE
+    if _NATIVE is None:
+        try:
+            import ncnn  # its layer registry only: nothing is run
+
+            _NATIVE = frozenset(n for n in _NCNN_LAYER_NAMES if ncnn.layer_to_index(n) >= 0)
+        except ImportError:
+            _NATIVE = frozenset(_NCNN_LAYER_NAMES)
+    return _NATIVE
+
+
+_NATIVE: frozenset[str] | None = None
+# The layer names ncnn's src/CMakeLists.txt registers (ncnn_add_layer), checked against the installed
+# ncnn's registry where it is there.
+_NCNN_LAYER_NAMES = """AbsVal ArgMax BatchNorm Bias BNLL Concat Convolution Crop Deconvolution Dropout Eltwise ELU Embed
+Exp Flatten InnerProduct Input Log LRN MemoryData MVN Pooling Power PReLU Proposal Reduction ReLU Reshape ROIPooling
+Scale Sigmoid Slice Softmax Split SPP TanH Threshold Tile RNN LSTM BinaryOp UnaryOp ConvolutionDepthWise Padding
+Squeeze ExpandDims Normalize Permute PriorBox DetectionOutput Interp DeconvolutionDepthWise ShuffleChannel
+InstanceNorm Clip Reorg YoloDetectionOutput Quantize Dequantize Yolov3DetectionOutput PSROIPooling ROIAlign Packing
+Requantize Cast HardSigmoid SELU HardSwish Noop PixelShuffle DeepCopy Mish StatisticsPooling Swish Gemm GroupNorm
+LayerNorm Softplus GRU MultiHeadAttention GELU Convolution1D Pooling1D ConvolutionDepthWise1D Convolution3D
+ConvolutionDepthWise3D Pooling3D MatMul Deconvolution1D DeconvolutionDepthWise1D Deconvolution3D
+DeconvolutionDepthWise3D Einsum DeformableConv2D GLU Fold Unfold GridSample CumulativeSum""".split()
+
+
+def literal_chars(pattern: str) -> int:
+    """How much fixed text a regex demands: its specificity."""
+    classes = re.sub(r"\\[A-Za-z]|\[(?:\\.|[^\]])*\]|\{\d*,?\d*\}|(?<!\\)[.*+?()|^$]", "", pattern)
+    return len(re.sub(r"\\(.)", r"\1", classes))
+
+
+def _weight(pattern: str, weak: bool) -> float:
+    # Logarithmic: a long message is more specific than a short one, but two messages of one problem
+    # say more than one long message.
+    return (WEAK if weak else 1.0) * math.log2(1 + literal_chars(pattern))
+
+
+def _from_example(example: str) -> str:
+    """The example line as a regex: any numbers, any amount of spacing."""
+    rx = re.escape(" ".join(example.split()))
+    rx = re.sub(r"\d+(?:\\\.\d+)?", r"\\d+(?:\\.\\d+)?", rx)
+    return rx.replace(r"\ ", r"\s+")
+
+
+def rules(entries: list[Entry]) -> list[Rule]:
+    out = []
+    for e in entries:
+        for s in e.meta.signatures:
+            if s.kind == "log":
+                out.append(_rule(e, s, s.pattern, weak=False, distinct=True))
+                continue
+            # A crash pattern names the signal; its example is how the crash reads in a log.
+            sources = [(s.pattern, literal_chars(s.pattern) >= DISTINCT)] if s.pattern else []
+            if s.example and (s.kind == "crash" or not s.pattern):
+                sources.append((_from_example(s.example), False))
+            out += [_rule(e, s, rx, weak=True, distinct=distinct) for rx, distinct in sources]
+    return out
+
+
+def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool) -> Rule:
+    # Case-insensitive: people retell a message in their own case ("unsupported slice step !").
+    return Rule(e, s, re.compile(rx, re.IGNORECASE), re.compile(rx, re.MULTILINE | re.IGNORECASE), weak,
+                not distinct, _weight(rx, weak))
+
+
+def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message] | None = None,
+            seen: list[Message] | None = None, read: list[str] | None = None) -> tuple[list[Explained], str | None]:
+    """The entries matched, best first (matches before possibles), and the line to search the site
+    for: the log's first error-like line, else its last line. `seen`, if given, receives the indexed
+    messages the log shows; `read`, the log's lines as read."""
+    from convkb.judge import ERRORISH
+
+    messages = message_index.load_all() if messages is None else messages
+    errorish = re.compile(ERRORISH.pattern)  # searched in lowercased text: much faster than IGNORECASE
+    table = rules(entries)
+    hits: dict[int, Hit] = {}  # id(rule) -> its first line
+    named: set[str] = set()  # engines the log mentions
+    engines = {en for e in entries for en in e.meta.engines}
+    first_error = last = None
+    lines: list[str] = []  # the whole log, for evidence that spans lines
+    for first, block in blocks(name, stream):
+        lines += block
+        text = "\n".join(block)
+        low = text.lower()
+        named.update(en for en in engines if en in low)
+        last = next((ln for ln in reversed(block) if ln), last)
+        if first_error is None and not hits and (m := errorish.search(low)):  # only needed if nothing matches
+            first_error = block[text.count("\n", 0, m.start())]
+        for i, matched in _matches(table, text, block).items():
+            shared = len({r.entry.slug for r in matched})
+            for r in matched:
+                if id(r) in hits:
+                    hits[id(r)].count += 1
+                else:
+                    hits[id(r)] = Hit(r, first + i, block[i], shared)
+    whole = "\n".join(lines)
+    if read is not None:
+        read += lines
+    if seen is not None:
+        low = whole.lower()  # messages compare case-insensitively, as the rules do ("segmentation fault")
+        seen += [m for m in messages.values() if _search(m.pattern, whole, low)]
+    found: dict[str, dict[str, Hit]] = {}  # entry -> signature -> its best hit
+    for h in hits.values():
+        if h.rule.needs_engine and not named & set(h.rule.entry.meta.engines):
+            continue
+        per = found.setdefault(h.rule.entry.slug, {})
+        if h.rule.sig.id not in per or h.order() < per[h.rule.sig.id].order():
+            per[h.rule.sig.id] = h
+    explained = []
+    claims = _op_claims(entries)
+    for e in entries:
+        per = found.get(e.slug, {})
+        proof = evidence(e, whole, claims)
+        # A symptom alone is no result: it counts with the entry's engine named and another of its signatures.
+        engine_named = bool(named & set(e.meta.engines))
+        kept = [h for h in per.values() if not h.rule.weak or proof or (engine_named and len(per) > 1)]
+        if kept or proof:
+            explained.append(Explained(e, sorted(kept, key=Hit.order), proof, messages))
+    _described(explained, whole, entries, named, messages, lines_spoke=bool(hits))
+    ranked = sorted(explained, key=lambda x: (x.confidence != MATCH, -x.score, -len(x.hits), x.entry.meta.id))
+    return ranked, first_error or last
+
+
+_INDEXES: dict[tuple[str, ...], object] = {}
+
+
+def _index(entries: list[Entry]):
+    """One BM25 index per corpus (by its entries' slugs and titles), built on first use."""
+    from convkb.match.words import Index
+
+    key = tuple(f"{e.slug}:{e.meta.title}" for e in entries)
+    if key not in _INDEXES:
+        _INDEXES[key] = Index(entries)
+    return _INDEXES[key]
+
+
+def _described(explained: list[Explained], whole: str, entries: list[Entry], named: set[str],
+               messages: dict[str, Message], lines_spoke: bool) -> None:
+    """The report's words: they order what its lines found; where no line matched any signature, they
+    add at most PROSE_SHOWN `possible` entries of an engine the report names (any, if it names none)."""
+    by_slug = {x.entry.slug: x for x in explained}
+    added = 0
+    matched = any(x.confidence == MATCH for x in explained)
+    ranked = _index(entries).rank(whole)
+    floor = PROSE_RELATIVE * ranked[0][1] if ranked else 0.0
+    for e, score, words in ranked:
+        if e.slug in by_slug:
+            by_slug[e.slug].words, by_slug[e.slug].prose = words, score
+            continue
+        if matched or lines_spoke or added >= PROSE_SHOWN or score < floor or len(words) < PROSE_SHARED:
+            continue
+        if named and not named & set(e.meta.engines):
+            continue  # the report says which engine it is about
+        explained.append(Explained(e, [], [], messages, words, score))
+        added += 1
+
+
+def required_literal(pattern: str) -> str:
+    """The longest text any match of the pattern must contain ("" if unknown): a substring test
+    before the regex, so that a pattern that cannot match skips a slow scan of a large log."""
+    from re import _parser as sre
+
+    try:
+        parsed = sre.parse(pattern)
+    except re.error:
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    best = cur = ""
+    for op, av in parsed:
+        if op is sre.LITERAL:
+            cur += chr(av)
+            continue
+        best, cur = max(best, cur, key=len), ""
+    return max(best, cur, key=len)
+
+
+def _search(pattern: str, text: str, low: str | None = None) -> re.Match | None:
+    """The pattern in the text; case-insensitively when `low` (the text lowercased) is given."""
+    lit = required_literal(pattern)
+    if low is None:
+        return None if lit and lit not in text else re.search(pattern, text)
+    return None if lit and lit.lower() not in low else re.search(pattern, text, re.IGNORECASE)
+
+
+_WILDCARD = re.compile(r"\\[wWsSdD]|(?<!\\)[.\[]")  # a class that stands for any op name
+
+
+def _op_claims(entries: list[Entry]) -> list[tuple[str, re.Pattern]]:
+    """(entry, regex) for each log signature that names its op literally ('Gather not supported yet'):
+    a line such a pattern matches is claimed by that entry, whatever its own evidence says."""
+    out = []
+    for e in entries:
+        for s in e.meta.signatures:
+            if s.kind == "log" and s.pattern and not _WILDCARD.search(s.pattern):
+                out.append((e.slug, re.compile(s.pattern, re.IGNORECASE)))
+    return out
+
+
+def _shape_failure_after(e: Entry, sig: Signature, whole: str, end: int) -> bool:
+    """Whether another of the entry's log messages (the shape-consuming op failing) follows position `end`."""
+    rest = whole[end:]
+    return any(s.kind == "log" and s.pattern and s is not sig and re.search(s.pattern, rest, re.IGNORECASE)
+               for s in e.meta.signatures)
+
+
+def evidence(e: Entry, whole: str, claims: list[tuple[str, re.Pattern]] = ()) -> list[Evidence]:
+    """The first match of each of the entry's evidence regexes in the whole log.
+
+    A named group `custom_op` must capture an op that neither ONNX nor onnxruntime defines, and the entry's
+    mechanism must show: another of its messages (a shape-consuming op failing) later in the log. Evidence
+    on one line that another entry's signature names literally (`claims`) is shared, so it names neither."""
+    out = []
+    for s in e.meta.signatures:
+        for rx in s.evidence:
+            lit = required_literal(rx)
+            for m in re.finditer(rx, whole) if not lit or lit in whole else ():
+                if "custom_op" in m.re.groupindex and m.group("custom_op"):
+                    if message_index.defined_op(m.group("custom_op")):
+                        continue
+                    if "\n" not in m.group(0) and not _shape_failure_after(e, s, whole, m.end()):
+                        continue  # an unknown op with nothing downstream failing: not this entry's mechanism
+                if (layer := _LAYER.search(m.group(0))) and native_ncnn_layer(layer[1]):
+                    continue  # a bare name of a native ncnn layer is no evidence (a build may leave it out)
+                if "\n" not in m.group(0) and _claimed_by_another(e, whole, m, claims):
+                    continue
+                starts = [m.start(g) for g in range(1, (m.re.groups or 0) + 1) if m.start(g) >= 0]
+                at = min(starts) if starts and m.start() == m.end() else m.start()  # lookaheads: their groups
+                number = whole.count("\n", 0, at)
+                end = whole.find("\n", at)
+                begin = whole.rfind("\n", 0, at) + 1
+                out.append(Evidence(s, rx, number + 1, whole[begin:end if end >= 0 else len(whole)]))
+                break
+    return out
+
+
+def _claimed_by_another(e: Entry, whole: str, m: re.Match, claims: list[tuple[str, re.Pattern]]) -> bool:
+    begin = whole.rfind("\n", 0, m.start()) + 1
+    end = whole.find("\n", m.end())
+    line = whole[begin:end if end >= 0 else len(whole)]
+    return any(slug != e.slug and rx.search(line) for slug, rx in claims)
+
+
+def _matches(table: list[Rule], text: str, block: list[str]) -> dict[int, list[Rule]]:
+    """Index of each line of the block that some rule matches -> those rules, lines in order."""
+    starts: list[int] = []
+    found: dict[int, dict[int, Rule]] = {}
+    for r in table:
+        for m in r.scan.finditer(text):
+            if not starts:
+                starts = list(itertools.accumulate((len(ln) + 1 for ln in block[:-1]), initial=0))
+            i = bisect.bisect_right(starts, m.start()) - 1
+            if r.rx.search(block[i]):  # confirmed on the line alone, as a pattern is written for one line
+                found.setdefault(i, {})[id(r)] = r
+    return {i: list(found[i].values()) for i in sorted(found)}
+
+
+def explain_command(log: str | None, as_json: bool, markdown: bool = False, engines: list[str] = ()) -> int:
+    """Print the entries whose signatures the log shows, matches first; return 1 if any is reported
+    (`match` or `possible`), 0 if none (KBError on bad input). `markdown`: the reply to paste instead."""
+    from convkb.match.status import parse_engines
+
+    wanted = parse_engines(list(engines))
+    entries = load_all()
+    messages = message_index.load_all(entries=entries)
+    name, stream = open_log(log)
+    seen: list[Message] = []
+    lines: list[str] = []
+    try:
+        ranked, query = explain(name, stream, entries, messages, seen, lines)
+    finally:
+        if log not in (None, "-"):
+            stream.close()
+    if markdown:
+        from convkb.match.reply import reply
+
+        print(reply(ranked, "\n".join(lines), wanted))
+        return codes.FOUND if ranked else codes.NOTHING_FOUND
+    if as_json:
+        print(json.dumps([_as_json(x) for x in ranked], indent=1))
+    elif ranked:
+        print(_as_text(name, ranked, seen, entries))
+    if not ranked:
+        hint = f"{name}: no known problem matches this log. Search the site: {search_url(_query(query))}"
+        for m in seen:
+            hint += f"\nIt shows {'a generic' * m.generic or 'a'} message with known causes: {message_url(m.id)}"
+        print(hint, file=sys.stderr if as_json else sys.stdout)
+    return codes.FOUND if ranked else codes.NOTHING_FOUND
+
+
+def _shown(h: Hit) -> str:
+    return _cut(h.line, h.rule.rx)
+
+
+def _cut(line: str, rx: re.Pattern | None = None) -> str:
+    if len(line) <= SHOWN:
+        return line
+    m = rx.search(line) if rx else None
+    start = max(0, min(m.start() - SHOWN // 3, len(line) - SHOWN)) if m else 0
+    return ("..." if start else "") + line[start:start + SHOWN] + "..."
+
+
+def _best(x: Explained) -> tuple[str, int, str]:
+    """The line that best shows the result: for a match, what proves it; else the best hit.
+    (line, line number, signature id)"""
+    if x.confidence == MATCH and x.evidence:
+        ev = min(x.evidence, key=lambda v: v.number)
+        return _cut(ev.line), ev.number, ev.sig.id
+    h = next((h for h in x.hits if x.specific(h)), x.hits[0]) if x.hits else None
+    if h is None:  # found by the report's words alone
+        return f"described in words: {', '.join(x.words)}", 0, None
+    return _shown(h), h.number, h.rule.sig.id
+
+
+def _as_json(x: Explained) -> dict:
+    line, number, sig = _best(x)
+    msg = x.message
+    return {
+        "entry": x.entry.slug,
+        "confidence": x.confidence,
+        "line": line,
+        "url": page_url(x.entry.slug),
+        "message": message_url(msg.id) if msg else None,
+        "id": x.entry.meta.id,
+        "title": x.entry.meta.title,
+        "score": round(x.score, 2),
+        "line_number": number,
+        "signature": sig,
+        "signatures": [{"id": h.rule.sig.id, "kind": h.rule.sig.kind, "line": _shown(h), "line_number": h.number,
+                        "count": h.count, "weak": h.rule.weak, "generic": not h.rule.weak and not x.specific(h),
+                        "message": message_url(h.rule.sig.message) if h.rule.sig.message in x.messages else None}
+                       for h in x.hits],
+        "evidence": [{"signature": v.sig.id, "line": _cut(v.line), "line_number": v.number} for v in x.evidence],
+        "words": x.words,
+    }
+
+
+def _as_text(name: str, ranked: list[Explained], seen: list[Message] | None = None,
+             entries: list[Entry] | None = None) -> str:
+    matches = [x for x in ranked if x.confidence == MATCH]
+    n, p = len(matches), len(ranked) - len(matches)
+    head = []
+    if n:
+        head.append(f"{n} known problem{'s' * (n > 1)} match{'es' * (n == 1)} this log")
+    if p:
+        what = "more" if n else f"known problem{'s' * (p > 1)}"
+        lines = [bool(x.hits or x.evidence) for x in ranked if x.confidence != MATCH]
+        why = "generic messages only" if all(lines) else "words only" if not any(lines) else "generic messages or words only"
+        head.append(f"{p} {what} {'is' if p == 1 else 'are'} possible ({why})")
+    out = [f"{name}: {' and '.join(head)}{', best first' * (len(ranked) > 1)}"]
+    for rank, x in enumerate(ranked, 1):
+        out += ["", f"{rank}. {x.entry.meta.id}  {x.entry.meta.title}  [{x.confidence}]"]
+        for v in sorted(x.evidence, key=lambda v: v.number):
+            out.append(f"   line {v.number} [evidence for {v.sig.id}]: {_cut(v.line)}")
+        quoted = {v.number for v in x.evidence}
+        for h in x.hits:
+            if h.number in quoted:  # the line is already quoted as evidence: once is enough
+                continue
+            quoted.add(h.number)
+            note = ", a symptom with many causes" if h.rule.weak else ", a generic message" * (not x.specific(h))
+            times = f", {h.count} times" if h.count > 1 else ""
+            out.append(f"   line {h.number} [{h.rule.sig.id}{note}{times}]: {_shown(h)}")
+        if not x.hits and not x.evidence:
+            out.append(f"   described in words the entry uses: {', '.join(x.words)}")
+        if x.confidence == POSSIBLE:
+            checks = list(dict.fromkeys(s.evidence_summary for s in x.entry.meta.signatures if s.evidence_summary))
+            if checks:
+                out.append(f"   to confirm it, check that {'; or '.join(checks)}")
+        out.append(f"   page: {page_url(x.entry.slug)}")
+    out += _ambiguous(ranked, seen or [], entries or [x.entry for x in ranked])
+    return "\n".join(out)
+
+
+def _ambiguous(ranked: list[Explained], seen: list[Message], entries: list[Entry]) -> list[str]:
+    """For each generic message behind a `possible`: it is ambiguous, its other causes, its page."""
+    shown = {h.rule.sig.message for x in ranked if x.confidence == POSSIBLE for h in x.hits}
+    out = []
+    for m in seen:
+        if not (m.generic and m.id in shown):
+            continue
+        citing = sorted({e.meta.id for e, _ in message_index.cited_by(m.id, entries)})
+        total = len(citing) + len(m.causes)
+        # the user's own line, not the catalogue's example
+        line = next((_shown(h) for x in ranked for h in x.hits if h.rule.sig.message == m.id), m.example)
+        out += ["", f"The line \"{line}\" is a generic message: {total} known causes print it "
+                    f"({', '.join(citing)} here, and {len(m.causes)} upstream), so this line alone names none of them."]
+        for c in m.causes[:CAUSES_SHOWN]:
+            out.append(f"   {c.ref}: {c.cause}")
+        if len(m.causes) > CAUSES_SHOWN:
+            out.append(f"   and {len(m.causes) - CAUSES_SHOWN} more")
+        out.append(f"   what tells them apart: {message_url(m.id)}")
+    return out
+
+
+def _query(line: str | None) -> str:
+    """A search query from an error line: its words without the noise (convkb.match.noise: timestamps, folders,
+    file names, addresses), as the site's search box strips it too."""
+    words = noise.query(line or "").split() or (line or "").split()
+    return " ".join(words[:12])

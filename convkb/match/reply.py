@@ -1,0 +1,104 @@
+"""`kb explain --format markdown`: the reply a support engineer pastes into the user's issue.
+
+About ten lines for one match: the diagnosis quoting the user's own line, the status on their
+version (read from the log, or --engine, else the newest measured), the verified workaround, and
+anchored links. A generic line gets its message page and the question that tells its causes apart.
+"""
+
+from __future__ import annotations
+
+import re
+
+from convkb.checks import load_checks
+from convkb.match.links import message_url, page_url
+from convkb.match.status import Statuses, Wanted
+from convkb.engines import ENGINES
+from convkb.status import verified_workaround
+
+# "MNN 3.6.1", "mnn==3.6.1", "ncnn version: 1.0.20261020", "pnnx 20261020"
+_VERSION = re.compile(r"\b(mnn|ncnn|pnnx|onnxruntime)\b[\s=:v,-]*(?:version[\s:=]*)?(\d+\.\d+(?:\.\d+)+|\d{8})",
+                      re.IGNORECASE)
+
+
+def versions_in(text: str) -> list[Wanted]:
+    """The engine versions a log names."""
+    found = {}
+    for m in _VERSION.finditer(text):
+        found.setdefault(m[1].lower(), m[2])
+    return [Wanted(e, v) for e, v in found.items()]
+
+
+def reply(ranked, text: str, wanted: list[Wanted]) -> str:
+    if not ranked:
+        return "No known problem in the knowledge base matches this report."
+    x = ranked[0]
+    e = x.entry
+    asked = wanted or versions_in(text)
+    if x.confidence != "match" and x.message is not None and x.message.generic:
+        return _generic(ranked, x)
+    line = _users_line(x)
+    out = [f"**Diagnosis:** this looks like {e.meta.id}, *{e.meta.title}*."]
+    if line:
+        out.append(f"Your log shows it: {_code(line)}")
+    if x.confidence != "match":
+        out.append("(Only a likely match: the report does not show what sets this cause apart"
+                   + (f"; to confirm, check that {x.entry.meta.signatures[0].evidence_summary})"
+                      if x.entry.meta.signatures[0].evidence_summary else ")"))
+    statuses = Statuses().of(e, [w for w in asked if w.engine in e.meta.engines] or [])
+    out.append("")
+    out.append("**Status:** " + "; ".join(_status(s) for s in statuses))
+    fix = _workaround(e, statuses)
+    if fix:
+        out.append("")
+        out.append(f"**Verified workaround:** {fix}")
+    out += ["", f"Details: {page_url(e.slug)}#workaround · the signature: {page_url(e.slug)}#sig-{_sig(x)}"]
+    return "\n".join(out)
+
+
+def _users_line(x) -> str:
+    if x.evidence:
+        return min(x.evidence, key=lambda v: v.number).line.strip()[:200]
+    return x.hits[0].line.strip()[:200] if x.hits else ""
+
+
+def _code(line: str) -> str:
+    """A Markdown code span that survives backticks in the user's line (GitHub renders the reply)."""
+    ticks = "`" * (max((len(r) for r in re.findall(r"`+", line)), default=0) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{ticks}{pad}{line}{pad}{ticks}"
+
+
+def _sig(x) -> str:
+    if x.evidence:
+        return x.evidence[0].sig.id
+    return x.hits[0].rule.sig.id if x.hits else x.entry.meta.signatures[0].id
+
+
+def _status(s) -> str:
+    return f"{ENGINES[s.engine].shown} {s.version or ''}".strip() + f": {s.state.answer}"
+
+
+def _workaround(entry, statuses) -> str | None:
+    """The first workaround whose checks work on the release asked about (or the newest measured)."""
+    verdicts = {n: v for s in statuses for n, v in s.checks.items()}
+    checks = list(load_checks(entry).items.values())
+    w = verified_workaround(entry.meta.workarounds, checks, verdicts)
+    if w is None:
+        return None
+    mine = [c.name for c in checks if c.workaround == w.id and c.name in verdicts]
+    return f"{w.summary} (verified by the check{'s' if len(mine) > 1 else ''} `{'`, `'.join(mine)}`)"
+
+
+def _generic(ranked, x) -> str:
+    m = x.message
+    line = _users_line(x)
+    causes = [r for r in ranked if r.message is not None and r.message.id == m.id][:3]
+    out = [f"**Diagnosis:** {_code(line)} is a message that several causes print, so it alone does not say which.",
+           f"Its known causes and how to tell them apart: {message_url(m.id)}", "",
+           "The causes this knowledge base has measured:"]
+    for r in causes:
+        tell = next((s.evidence_summary for s in r.entry.meta.signatures if s.evidence_summary), "")
+        out.append(f"- {r.entry.meta.id} *{r.entry.meta.title}*: {page_url(r.entry.slug)}#sig-{_sig(r)}"
+                   + (f" (it is this one if {tell})" if tell else ""))
+    out += ["", "Could you post the whole converter log and the ops around the failing node?"]
+    return "\n".join(out)

@@ -1,0 +1,52 @@
+"""`kb new SLUG --engine E`: a new entry folder, from the templates in convkb/templates/entry/."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+import jinja2
+
+from convkb.engines import ENGINES
+from convkb.entries import PAGE, REPRO, TEST
+from convkb.errors import KBError
+from convkb.paths import repo_root
+from convkb.schema import SLUG
+
+TEMPLATES = Path(__file__).parent / "templates" / "entry"
+# The first line of a check for each engine: what it usually runs.
+EXAMPLE = {
+    "mnn": 'return s.mnn.convert_run("trigger")',
+    "ncnn": 'return s.pnnx.to_ncnn("trigger")',
+    "pnnx": 'return s.pnnx.to_ncnn("trigger")',
+    "onnx2ncnn": 'return s.onnx2ncnn.run("trigger")',
+    "onnxruntime": 'return s.onnxruntime.run(s.artifacts.onnx("trigger"), "trigger")',
+}
+STEP = {"mnn": "mnnconvert", "ncnn": "ncnn", "pnnx": "pnnx", "onnx2ncnn": "onnx2ncnn", "onnxruntime": "onnxruntime"}
+
+
+def next_id(root: Path) -> str:
+    """The next free id, read from every page's `id:` line: an entry still being written must not stop another."""
+    used = [int(m[1]) for page in (root / "repros").glob(f"*/{PAGE}")
+            if (m := re.search(r"^id: KB(\d{3})\b", page.read_text(encoding="utf-8"), re.MULTILINE))]
+    return f"KB{max(used, default=0) + 1:03d}"
+
+
+def new_entry(slug: str, engine: str, root: Path | None = None) -> Path:
+    root = root or repo_root()
+    folder = root / "repros" / slug
+    if not re.match(SLUG, slug):
+        raise KBError(folder, "not a valid slug: lowercase words joined by '-', e.g. mnn-einsum-three-operands")
+    if engine not in ENGINES:
+        raise KBError("--engine", f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    if folder.exists():
+        raise KBError(folder, "already exists")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined)
+    values = {"slug": slug, "id": next_id(root), "engine": engine, "engines": ", ".join(ENGINES),
+              "today": date.today().isoformat(), "example": EXAMPLE[engine], "step": STEP[engine]}
+    folder.mkdir(parents=True)
+    for name in (PAGE, REPRO, TEST):
+        (folder / name).write_text(env.get_template(f"{name}.j2").render(values), encoding="utf-8")
+    return folder

@@ -1,0 +1,46 @@
+/* Material's search worker with two fixes in lunr, which it bundles: the page (convkb/site/theme/main.html)
+ * starts this script instead of material's, named in `?worker=`, and this one loads it from the same
+ * folder (so its own `../lunr/` language files still resolve).
+ *
+ * 1. (lunr.js#314, "Cannot read properties of undefined (reading '_index')"): lunr stores the
+ * index's words as a minimised automaton and merges two nodes when their keys are equal. A key is
+ * the node's edges written as label + target id with nothing between them, so digits are ambiguous:
+ * edges {1 -> node 5, 7 -> node 89} and {1 -> node 5789} both read "015789". Numbers fill this index
+ * (versions, shapes, dates), so such a merge happens, the automaton then holds words the index lacks,
+ * and a prefix query that reaches one ("m*" for a query ending in "m") throws; material catches that
+ * and shows "No matching documents". A key with a separator after each id cannot be ambiguous. */
+(function () {
+  "use strict";
+  var name = new URLSearchParams(self.location.search).get("worker") || "";
+  if (!/^search\.[0-9a-f]+\.min\.js$/.test(name))
+    throw new Error("kb-search.js: start it as kb-search.js?worker=search.<hash>.min.js, not " + name);
+  importScripts(name);
+  var TokenSet = self.lunr && self.lunr.TokenSet;
+  if (!TokenSet || typeof TokenSet.prototype.toString !== "function")
+    throw new Error("kb-search.js: " + name + " holds no lunr.TokenSet to correct");
+
+  TokenSet.prototype.toString = function () {
+    if (this._str) return this._str;  /* lunr caches a minimised node's key here */
+    var labels = Object.keys(this.edges).sort(), key = this.final ? "1" : "0";
+    for (var i = 0; i < labels.length; i++)
+      key += labels[i] + this.edges[labels[i]].id + ",";
+    return key;
+  };
+
+  /* 2. (lunr.js#256) The index holds stems ("transform" for transformer), but lunr passes a prefix
+   * query ("transformer*": material makes the word being typed one) by the stemmer, so a one-word query
+   * whose stem differs found nothing. With the stemmer in the pipeline, a prefix is stemmed as its word. */
+  var lunr = self.lunr, query = lunr.Index.prototype.query;
+  lunr.Index.prototype.query = function (fn) {
+    var pipeline = this.pipeline;
+    if (pipeline._stack.indexOf(lunr.stemmer) < 0) return query.call(this, fn);
+    return query.call(this, function (q) {
+      fn.call(q, q);
+      q.clauses.forEach(function (c) {
+        if (c.usePipeline || !/^[^*]+\*$/.test(c.term)) return;
+        var word = c.term.slice(0, -1), stem = pipeline.runString(word)[0];
+        if (stem && stem !== word) c.term = stem + "*";
+      });
+    });
+  };
+})();
