@@ -139,3 +139,18 @@ def test_compare_exports(tmp_path):
     p = subprocess.run([sys.executable, str(ARCH / "compare_exports.py"), str(old), str(new)], capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 1 and f"DIFFERS: {FAMILY}.ts13" in p.stdout, p.stdout + p.stderr
+
+
+def test_search_queries():
+    """The held-out search bench on its first 3 queries: builds the site, types them in Chromium."""
+    import os
+
+    pytest.importorskip("playwright.sync_api")
+    if not (os.environ.get("KB_CHROMIUM") or shutil.which("chromium") or Path("/usr/bin/chromium").is_file()):
+        pytest.skip("no Chromium (apt-get install chromium, or set KB_CHROMIUM)")
+    out = bench("search_queries.py", "--limit", "3", timeout=600)
+    rows = figures(out, r"^== split tune: (\d+) positives, (\d+) negatives$",
+                   r"^all\s+\d+\s+\d+/\d+ \(\d+%\)\s+\d+/\d+ \(\d+%\)\s+\d+$",
+                   r"^  zh\s+\d+\s+", r"^  line\s+\d+\s+", r"^negatives: \d+/\d+ put an entry first")
+    assert sum(map(int, rows[0].groups())) == 2, out  # 3 queries, alternating: 2 tune, 1 report
+    figures(out, r"^== split report: \d+ positives, \d+ negatives$")

@@ -1,0 +1,237 @@
+"""The site search on held-out queries (bench/search/queries.yaml): what people type, from upstream threads.
+
+    .venv/bin/python bench/search_queries.py [--limit N] [--split tune|report]
+
+Builds the site of this checkout (as tests/test_site_browser.py does), serves it locally and types each
+query into material's search box in Chromium (one page, 1280 px; filled, then committed with a key
+release, which is how material reads the box and how an IME commits Chinese). For each split it prints:
+  top-1      queries whose first result is the expected page (entry or message page)
+  top-3      ... among the first three
+  no result  queries that found nothing
+by language (en / zh) and form (line: an engine line as posted; words: a title or prose), and for the
+negatives (`expect: none`) how many put an entry page first (false alarms, informational), with each
+negative's first hit. A last line gives top-1 on the queries whose thread the project cites nowhere.
+Exits non-zero only on setup errors (no browser, a failed build, a query file naming a page that does
+not exist), never on low figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlparse
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+QUERIES = REPO / "bench" / "search" / "queries.yaml"
+RESULTS = ".md-search-result__list > li"
+ZH_PROBE = "量化"  # a Chinese word several entries use: the worker's segmenter is loaded once it finds pages
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+class SetupError(Exception):
+    pass
+
+
+def load_queries(path: Path, pages: set[str]) -> list[dict]:
+    try:
+        items = yaml.safe_load(path.read_text(encoding="utf-8"))["queries"]
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as e:
+        raise SetupError(f"{path}: cannot read the queries ({e})")
+    out = []
+    for i, it in enumerate(items):
+        if not isinstance(it, dict) or not it.get("q") or not it.get("ref") or "expect" not in it:
+            raise SetupError(f"{path}: query {i + 1} needs q, ref and expect")
+        want = it["expect"] if isinstance(it["expect"], list) else [it["expect"]]
+        bad = [w for w in want if w != "none" and w not in pages]
+        if bad:
+            raise SetupError(f"{path}: query {i + 1} ({it['ref']}) expects {bad}, which no page of the site is")
+        out.append({**it, "want": set(want) - {"none"},
+                    "lang": "zh" if CJK.search(it["q"]) else "en",
+                    "form": it.get("form", "words"),
+                    "split": ("tune", "report")[i % 2]})  # alternate, in collection order
+    return out
+
+
+def cited_refs() -> set[str]:
+    """Every upstream thread the project mentions anywhere (entries, message pages, docs, the explain
+    bench's logs, the tests): those threads may have shaped the search, the others cannot have."""
+    text = []
+    for top in ("repros", "docs", "convkb", "tests", "bench/real_logs"):
+        for p in (REPO / top).rglob("*"):
+            if p.is_file() and p.suffix in {".yaml", ".yml", ".md", ".py", ".txt", ".log", ".json"}:
+                text.append(p.read_text(encoding="utf-8", errors="replace"))
+    return set(re.findall(r"[\w.-]+/[\w.-]+#\d+", "\n".join(text)))
+
+
+def site_pages() -> set[str]:
+    from convkb import messages
+    from convkb.entries import load_all
+
+    return {e.slug for e in load_all(REPO)} | {f"messages/{m.id}" for m in messages.load_all(REPO).values()}
+
+
+def build(tmp: Path) -> Path:
+    """The site of this checkout, built in a fresh Python (as the browser test does: the index's Chinese
+    words come from jieba's global state), from a snapshot of the record store."""
+    from convkb.paths import state
+
+    records = tmp / "records"
+    records.mkdir()
+    src = state("records")
+    if src.is_dir():
+        for f in src.glob("*.jsonl"):
+            shutil.copy(f, records / f.name)
+    site = tmp / "site"
+    code = ("import sys; from pathlib import Path; from convkb.site import build_site; "
+            "build_site(Path(sys.argv[1]), docs_dir=Path(sys.argv[2]), strict=True)")
+    p = subprocess.run([sys.executable, "-c", code, str(site), str(tmp / "docs")], capture_output=True, text=True,
+                       env={**os.environ, "KB_RECORDS": str(records)}, cwd=REPO)
+    if p.returncode != 0:
+        raise SetupError(f"the site build failed:\n{p.stderr[-2000:]}")
+    return site
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("KB_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def search(page, query: str) -> list[str]:
+    """Type `query` into the box; the result pages' paths, best first ([] for "no result")."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = page.locator("input.md-search__input")
+    box.fill("")
+    box.press("End")  # material reads the box on keyup
+    page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length === 0")
+    box.fill(query)
+    box.press("End")
+    try:
+        page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=10_000)
+    except PlaywrightTimeout:
+        return []
+    groups = page.locator(RESULTS)
+    hrefs = [groups.nth(i).locator("a").first.get_attribute("href") for i in range(groups.count())]
+    return [urlparse(h).path.strip("/") for h in hrefs]
+
+
+def run_queries(queries: list[dict], site: Path) -> None:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        raise SetupError("playwright is not installed (pip install -e '.[test]')")
+    exe = chromium_path()
+    if exe is None:
+        raise SetupError("no Chromium found (apt-get install chromium, or set KB_CHROMIUM)")
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+            box = page.locator("input.md-search__input")
+            box.click()
+            box.fill(ZH_PROBE)
+            box.press("End")
+            page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=120_000)
+            for q in queries:
+                q["hits"] = search(page, q["q"])
+            browser.close()
+    finally:
+        server.shutdown()
+
+
+def pct(a: int, b: int) -> str:
+    return f"{a}/{b} ({100 * a / b:.0f}%)" if b else "0/0"
+
+
+def report(queries: list[dict], entries: set[str], cited: set[str]) -> None:
+    for split in ("tune", "report"):
+        qs = [q for q in queries if q["split"] == split]
+        if not qs:
+            continue
+        pos = [q for q in qs if q["want"]]
+        neg = [q for q in qs if not q["want"]]
+        print(f"== split {split}: {len(pos)} positives, {len(neg)} negatives")
+        print(f"{'':<16}{'n':>4}  {'top-1':>12}  {'top-3':>12}  {'no result':>10}")
+
+        def row(name, group):
+            n = len(group)
+            t1 = sum(bool(q["hits"]) and q["hits"][0] in q["want"] for q in group)
+            t3 = sum(bool(q["want"] & set(q["hits"][:3])) for q in group)
+            empty = sum(not q["hits"] for q in group)
+            print(f"{name:<16}{n:>4}  {pct(t1, n):>12}  {pct(t3, n):>12}  {empty:>10}")
+
+        row("all", pos)
+        for lang in ("en", "zh"):
+            row(f"  {lang}", [q for q in pos if q["lang"] == lang])
+        for form in ("line", "words"):
+            row(f"  {form}", [q for q in pos if q["form"] == form])
+        for lang in ("en", "zh"):
+            for form in ("line", "words"):
+                row(f"  {lang} {form}", [q for q in pos if q["lang"] == lang and q["form"] == form])
+        fresh = [q for q in pos if q["ref"] not in cited]
+        row("  uncited", fresh)
+        alarms = [q for q in neg if q["hits"] and q["hits"][0] in entries]
+        print(f"negatives: {len(alarms)}/{len(neg)} put an entry first (false alarms); "
+              f"{sum(not q['hits'] for q in neg)} found nothing")
+        for q in neg:
+            first = q["hits"][0] if q["hits"] else "no result"
+            mark = "ALARM" if q in alarms else "     "
+            print(f"  {mark} {q['ref']:<20} {q['q'][:60]!r} -> {first}")
+        misses = [q for q in pos if not (q["hits"] and q["hits"][0] in q["want"])]
+        print(f"misses ({len(misses)}):")
+        for q in misses:
+            want = " | ".join(sorted(q["want"]))
+            print(f"  {q['ref']:<20} [{q['lang']} {q['form']}] {q['q'][:70]!r}\n"
+                  f"      want {want}; got {q['hits'][:3] or 'no result'}")
+        print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--limit", type=int, help="only the first N queries (a smoke run)")
+    ap.add_argument("--split", choices=("tune", "report"), help="only this split")
+    ap.add_argument("--queries", type=Path, default=QUERIES)
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(REPO))
+    try:
+        pages = site_pages()
+        queries = load_queries(args.queries, pages)
+        if args.split:
+            queries = [q for q in queries if q["split"] == args.split]
+        if args.limit:
+            queries = queries[:args.limit]
+        with tempfile.TemporaryDirectory(prefix="kb-search-bench-") as tmp:
+            run_queries(queries, build(Path(tmp)))
+    except SetupError as e:
+        print(f"search_queries: {e}", file=sys.stderr)
+        return 2
+    report(queries, {p for p in pages if not p.startswith("messages/")}, cited_refs())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
