@@ -56,6 +56,7 @@ def scan_command(model: str, engines: list[str], as_json: bool) -> int:
     if loaded.note:
         print(f"{loaded.path}: {loaded.note}", file=sys.stderr)
     source = Statuses()
+    source.prefetch({f.entry.slug for f in scanned.found})
     status = {(f.entry.slug, f.match.pattern): source.of(f.entry, wanted, f.match.pattern) for f in scanned.found}
     if as_json:
         print(json.dumps([_as_json(f, status[f.entry.slug, f.match.pattern]) for f in scanned.found], indent=1))

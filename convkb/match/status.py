@@ -67,6 +67,17 @@ class Statuses:
             self._memo[key] = self._of(entry, wanted, pattern)
         return self._memo[key]
 
+    def prefetch(self, slugs: set[str]) -> None:
+        """Read the records of these entries in one pass over the store (a maintainer's holds thousands of files)."""
+        if self._given or not (slugs := slugs - set(self.records)):
+            return
+        from convkb.records import RecordStore
+
+        for slug in slugs:
+            self.records[slug] = []
+        for r in RecordStore().of_entries(slugs):
+            self.records[r.entry].append(r)
+
     def _records(self, entry: Entry) -> list[Record]:
         if not self._given and entry.slug not in self.records:
             from convkb.records import RecordStore
