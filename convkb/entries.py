@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
+import pickle
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
+from convkb import paths
 from convkb.errors import KBError
 from convkb.paths import repo_root
 from convkb.schema import SLUG, EntryMeta
@@ -68,16 +74,25 @@ def placeholders(data, at: str = "") -> list[str]:
     return [at] if isinstance(data, str) and "TODO" in data else []
 
 
-def load_entry(folder: Path) -> Entry:
-    slug = folder.name
-    page = folder / PAGE
-    if not page.is_file():
-        raise KBError(page, "missing: every entry needs its page")
-    import re
+@functools.cache
+def _schema_code() -> bytes:
+    """The code a page is validated by: a change to it invalidates every cached parse."""
+    here = Path(__file__).parent
+    return b"".join((here / n).read_bytes() for n in ("schema.py", "pattern.py", "tags.py", "verdicts.py",
+                                                      "engines/__init__.py", "entries.py"))
 
-    if not re.match(SLUG, slug):
-        raise KBError(folder, "folder name is not a valid slug (lowercase words joined by '-')")
-    data, body = split_front_matter(page.read_text(encoding="utf-8"), page)
+
+def _parsed(page: Path) -> tuple[EntryMeta, str]:
+    """The page's validated front matter and its body. A page that validated once is kept, keyed by its text
+    and the schema's code, in the cache: `kb scan` and `kb explain` load every entry on each run."""
+    text = page.read_text(encoding="utf-8")
+    key = hashlib.sha256(_schema_code() + text.encode()).hexdigest()[:32]
+    kept = paths.state("cache") / "entries" / f"{key}.pickle"
+    try:
+        return pickle.loads(kept.read_bytes())
+    except Exception:  # absent, torn or from another pydantic: parse again
+        pass
+    data, body = split_front_matter(text, page)
     todo = placeholders(data)
     if todo:
         raise KBError(page, f"still to fill in (the template's TODOs): {', '.join(todo)}")
@@ -89,6 +104,26 @@ def load_entry(folder: Path) -> Entry:
         err = e.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         raise KBError(page, f"field '{field}': {err['msg']}") from None
+    try:  # written whole or not at all: a parallel run may read it
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=kept.parent, delete=False) as f:
+            f.write(pickle.dumps((meta, body)))
+        os.replace(f.name, kept)
+    except OSError:
+        pass  # a read-only cache only costs time
+    return meta, body
+
+
+def load_entry(folder: Path) -> Entry:
+    slug = folder.name
+    page = folder / PAGE
+    if not page.is_file():
+        raise KBError(page, "missing: every entry needs its page")
+    import re
+
+    if not re.match(SLUG, slug):
+        raise KBError(folder, "folder name is not a valid slug (lowercase words joined by '-')")
+    meta, body = _parsed(page)
     for name in (REPRO, TEST):
         if not (folder / name).is_file():
             raise KBError(folder / name, "missing: every entry needs a reproducer and a test")

@@ -156,3 +156,15 @@ def test_variant_names_are_read_from_the_source_or_refused(tmp_path, body, resul
     else:
         with pytest.raises(KBError, match=re.escape(result)):
             variant_names(repro)
+
+
+def test_a_parsed_page_is_kept_until_its_text_changes(fixture_entry, corpus, monkeypatch):
+    monkeypatch.setenv("KB_CACHE", str(corpus / ".kb" / "cache"))
+    folder = fixture_entry(GUARD)
+    first = load_entry(folder)
+    assert len(list((corpus / ".kb" / "cache" / "entries").glob("*.pickle"))) == 1
+    again = load_entry(folder)  # from the cache
+    assert again.meta == first.meta and again.body == first.body
+    edit_page(folder, "symptom: wrong-output", "symptom: sad")  # a kept parse must never hide a broken page
+    with pytest.raises(KBError, match="field 'symptom'"):
+        load_entry(folder)
