@@ -13,11 +13,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 from convkb.entries import load_all
 
 REPO = Path(__file__).resolve().parents[1]
 LOGS = REPO / "bench" / "real_logs"
-QDQ = "mnn-qdq-input-permutation"  # KB003; mnn-3922.log is alibaba/MNN#3922, labelled with it
+# alibaba/MNN#3922's log and the entry its label names (bench/real_logs/labels.yaml): the data, not a slug here
+QDQ = next(r["label"] for r in yaml.safe_load((LOGS / "labels.yaml").read_text(encoding="utf-8"))
+           if r["file"] == "mnn-3922.log")
 PUBLISHED = re.search(r"^site_url:\s*(\S+)", (REPO / "mkdocs.yml").read_text(encoding="utf-8"), re.M)[1]
 
 
