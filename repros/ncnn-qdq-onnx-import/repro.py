@@ -47,6 +47,8 @@ def cases():
     # An MLP, quantized the same way: onnx2ncnn writes a .param for it (no conv weight to abort on), which
     # ncnn then has to load.
     yield Case("mlp-qdq", net("linear"), (x,), opset=13, dynamo=False, quantize=QDQ, **io)
+    # The same CNN in onnxruntime's QOperator format (QLinearConv, com.microsoft QGemm): what pnnx's ONNX reader meets.
+    yield Case("qoperator-cnn", net(), (x,), opset=13, dynamo=False, quantize={"method": "static", "fmt": "QOperator"}, **io)
 
 
 def variant(name, module, opset=13, dynamo=False, **kw):

@@ -35,6 +35,12 @@ def pnnx_onnx_qdq(s):
     return via_pnnx(s, s.artifacts.onnx("qdq"), "qdq")
 
 
+@checks.bug("pnnx", ["pnnx-quantized-op"], needs=["ncnn"], **QTOL)
+def pnnx_onnx_qoperator(s):
+    """pnnx from the QOperator file (pnnx/pnnx#169): its ONNX reader has no rule for onnxruntime's quantized ops."""
+    return via_pnnx(s, s.artifacts.onnx("qoperator-cnn"), "qoperator-cnn")
+
+
 @checks.workaround("onnx2ncnn", "convert-float-model", needs=["ncnn"])
 def onnx2ncnn_float(s):
     """The float model the quantized one was made from converts and matches the original's torch output."""
