@@ -367,6 +367,35 @@ def test_the_search_box_strips_noise_as_kb_explain_does(search_page):
     assert search_page.evaluate("lines => lines.map(kbNoise)", lines) == [noise.query(q) for q in lines]
 
 
+def test_the_search_box_names_a_lines_pages_as_kb_explain_does(search_page):
+    """window.kbLines is generated from convkb/match/lines.py: both name the same pages, in the same order."""
+    from convkb.match.lines import Table
+
+    table = Table.build(ENTRIES, _messages_index())
+    lines = sorted({q for _, what, q, _ in CASES if what in ("example", "pasted")}) + [
+        f"{m.example} 模型转换失败" for m in _messages_index().values()]
+    assert search_page.evaluate("lines => lines.map(kbLines)", lines) == [table.pages(q) for q in lines]
+
+
+@pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
+def test_a_line_finds_the_pages_it_names_first(request, fixture):
+    """An engine line's own pages come first, in kb explain's order: an entry it is evidence for, then its
+    message page, which lists the causes of a generic line (not the entry that repeats its words most). A line
+    whose words the index cannot find ('network graph not ready': stop words but one) still gets its page."""
+    from convkb.match.lines import Table
+
+    page = request.getfixturevalue(fixture)
+    table = Table.build(ENTRIES, _messages_index())
+    wrong = []
+    for m in _messages_index().values():
+        line = f"{m.example} 0"  # a trailing number, as a pasted line often has
+        want = [p.strip("/") for p in table.pages(line)]
+        got = _entries(search(page, line))[:len(want)]
+        if got != want:
+            wrong.append((line, want, got))
+    assert not wrong
+
+
 # lunr.js#314 in material's search worker: a vocabulary whose minimised token set, in a fresh worker,
 # holds words the index lacks, so the prefix query "m" throws. Found by a seeded search over random
 # numbers; any vocabulary with a merge of that kind does.

@@ -230,9 +230,11 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
     whole = "\n".join(lines)
     if read is not None:
         read += lines
+    low = whole.lower()  # messages compare case-insensitively, as the rules do ("segmentation fault")
+    shown = [m for m in messages.values() if _search(m.pattern, whole, low)]
     if seen is not None:
-        low = whole.lower()  # messages compare case-insensitively, as the rules do ("segmentation fault")
-        seen += [m for m in messages.values() if _search(m.pattern, whole, low)]
+        seen += shown
+    named.update(en for m in shown if len(m.engines) == 1 for en in m.engines)  # an engine's own message names it
     found: dict[str, dict[str, Hit]] = {}  # entry -> signature -> its best hit
     for h in hits.values():
         if h.rule.needs_engine and not named & set(h.rule.entry.meta.engines):
@@ -523,6 +525,13 @@ def _ambiguous(ranked: list[Explained], seen: list[Message], entries: list[Entry
         if len(m.causes) > CAUSES_SHOWN:
             out.append(f"   and {len(m.causes) - CAUSES_SHOWN} more")
         out.append(f"   what tells them apart: {message_url(m.id)}")
+    # A message no result above cites (the results came from other lines or from words): its page still
+    # lists its known causes.
+    cited = {h.rule.sig.message for x in ranked for h in x.hits}
+    for m in seen:
+        if m.id not in cited:
+            out += ["", f"The log also shows \"{m.shown}\", a {'generic ' * m.generic}message with "
+                        f"{len(m.causes)} known upstream causes: {message_url(m.id)}"]
     return out
 
 

@@ -12,11 +12,14 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 from convkb.errors import KBError
+from convkb import entries, messages
 from convkb.match import noise
+from convkb.match.lines import Table
 from convkb.site import generate
 
 GENERATED = "entries"  # docs/entries/: generated, gitignored
 NOISE_JS = "assets/kb-noise.js"  # named in mkdocs.yml's extra_javascript, before kb.js
+LINES_JS = "assets/kb-lines.js"  # likewise
 
 
 def corpus_root(config) -> Path:
@@ -63,6 +66,15 @@ def on_files(files: Files, config) -> Files:
                           inclusion=f.inclusion))
     # The search box strips pasted noise by kb explain's own rules, written out from their one definition.
     files.append(File.generated(config, NOISE_JS, content=noise.javascript()))
+    # A pasted engine line's own pages (an entry it is evidence for, its message page) come first, by kb
+    # explain's rules (convkb/match/lines.py).
+    root = corpus_root(config)
+    try:
+        corpus = entries.load_all(root)
+        table = Table.build(corpus, messages.load_all(root, corpus))
+    except (KBError, OSError) as e:
+        raise PluginError(f"kb: {e}") from None
+    files.append(File.generated(config, LINES_JS, content=table.javascript()))
     return files
 
 

@@ -30,11 +30,18 @@
       return i < words.length - 1 || /^[-+]?[0-9][0-9.,x]*$/.test(w) ? w + "~0" : w;
     }).join(" ");
   }
+  /* The pages an engine line in the query names by itself (an entry it is evidence for, else its message
+   * page: window.kbLines, generated from convkb/match/lines.py, kb explain's rules): the worker
+   * (theme/.../kb-search.js) puts them first. Word ranking alone put a generic line on whichever entry
+   * repeats its words most. */
+  function linePages(text) {
+    return typeof window.kbLines === "function" ? window.kbLines(text) : [];
+  }
   if (window.Worker && !Worker.prototype.__kbPlainQuery) {
     var post = Worker.prototype.postMessage;
     Worker.prototype.postMessage = function (message) {
       if (message && message.type === 2 && typeof message.data === "string")  /* 2: a search query */
-        message = { type: message.type, data: plainQuery(message.data) };
+        message = { type: message.type, data: plainQuery(message.data), kbFirst: linePages(message.data) };
       return post.apply(this, [message].concat(Array.prototype.slice.call(arguments, 1)));
     };
     Worker.prototype.__kbPlainQuery = true;

@@ -14,6 +14,33 @@
   var name = new URLSearchParams(self.location.search).get("worker") || "";
   if (!/^search\.[0-9a-f]+\.min\.js$/.test(name))
     throw new Error("kb-search.js: start it as kb-search.js?worker=search.<hash>.min.js, not " + name);
+
+  /* 3. A query carries `kbFirst` (docs/assets/kb.js): the pages its engine line names by itself. Their
+   * results go first, in that order, and a page lunr did not find is added (a line's words may all be
+   * stop words or numbers). Material's worker answers a query (type 2) with its results (type 3)
+   * before it reads the next message, so the last query's pages are the ones to apply. This listener
+   * is added before material's, so it sees each message first. */
+  var pages = {}, first = [];
+  addEventListener("message", function (ev) {
+    var m = ev.data || {};
+    if (m.type === 0 && m.data && Array.isArray(m.data.docs))  /* 0: the index is set up */
+      m.data.docs.forEach(function (d) { if (d.location.indexOf("#") < 0) pages[d.location] = d; });
+    if (m.type === 2) first = Array.isArray(m.kbFirst) ? m.kbFirst : [];
+  });
+  var post = self.postMessage;
+  self.postMessage = function (message) {
+    if (message && message.type === 3 && message.data && Array.isArray(message.data.items) && first.length) {
+      var items = message.data.items, head = [];
+      first.forEach(function (loc) {
+        var i = items.findIndex(function (group) { return group[0] && group[0].location.split("#")[0] === loc; });
+        if (i >= 0) head.push(items.splice(i, 1)[0]);
+        else if (pages[loc]) head.push([Object.assign({}, pages[loc], { score: 0, terms: {} })]);
+      });
+      message = { type: 3, data: Object.assign({}, message.data, { items: head.concat(items) }) };
+    }
+    return post.apply(self, [message].concat(Array.prototype.slice.call(arguments, 1)));
+  };
+
   importScripts(name);
   var TokenSet = self.lunr && self.lunr.TokenSet;
   if (!TokenSet || typeof TokenSet.prototype.toString !== "function")

@@ -1,0 +1,179 @@
+"""The pages a pasted engine line names by itself, for the site's search box: kb explain's rules, cut down to
+one line and written out as a browser script.
+
+    Table.build(entries, messages)   the rules: an entry's specific regexes, then the message index's patterns
+    Table.pages(text)                the pages the text names, best first
+    Table.javascript()               `window.kbLines(text)`: pages() in the browser, from the same rules
+
+A line is matched as explain judges its confidence: an entry's evidence regex, or a log signature whose message
+is not generic, names that entry (`match`); a message's pattern names the message's page, where a generic line's
+causes are told apart. Entries come first, then message pages, each by how much fixed text its regex demands.
+As in explain, a bare native ncnn layer name is no entry's evidence, and evidence on a line another entry's
+literal signature names is not this entry's. Unlike explain, every regex is read ignoring case and ASCII-only
+(`\\w` is no CJK character, as in JavaScript): a user retells a message in any case, glued to Chinese words.
+Regexes that need more than a regex (a custom op checked against ONNX's op list) are left to kb explain.
+tests/test_site_browser.py runs both on the same lines and compares.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from convkb.entries import Entry
+from convkb.match.explain import _LAYER, _NCNN_LAYER_NAMES, _op_claims, literal_chars
+from convkb.schema import Message
+
+ENTRY, MESSAGE = "entry", "message"
+_FLAGS = re.compile(r"^\(\?([ims]+)\)")
+_UNPORTABLE = re.compile(r"\(\?P<custom_op>|\\[AZz]|\(\?[aLux]|\(\?#")
+
+
+@dataclass(frozen=True)
+class Rule:
+    page: str  # the site address of the page, as material's search index writes it: "<slug>/", "messages/<id>/"
+    kind: str  # ENTRY or MESSAGE
+    source: str  # in the syntax Python and JavaScript read alike
+    flags: str  # JavaScript flags; "i" always
+    evidence: bool  # an evidence regex: yields to another entry's literal claim on the line
+    weight: int  # literal characters: the more fixed text, the more specific
+
+    @cached_property
+    def regex(self) -> re.Pattern:
+        f = re.IGNORECASE | re.ASCII | (re.DOTALL if "s" in self.flags else 0) | (re.MULTILINE if "m" in self.flags else 0)
+        return re.compile(self.source, f)
+
+
+def _word(w: str) -> str:
+    """A word as a regex: a Latin word whole (not inside a longer one), a Chinese one anywhere."""
+    body = re.escape(w)
+    return rf"(?<![A-Za-z0-9_]){body}(?![A-Za-z0-9_])" if w.isascii() else body
+
+
+def portable(pattern: str) -> tuple[str, str] | None:
+    """(source, flags) that Python and JavaScript read alike, or None if the regex cannot be."""
+    flags = "i"
+    if m := _FLAGS.match(pattern):
+        flags += "".join(sorted(set(m[1]) - {"i"}))
+        pattern = pattern[m.end():]
+    if _UNPORTABLE.search(pattern) or "(?" in pattern.replace("(?:", "").replace("(?=", "").replace("(?!", "") \
+            .replace("(?<=", "").replace("(?<!", "").replace("(?i:", "").replace("(?P<", ""):
+        return None
+    # Every rule ignores case, so a scoped (?i:...) is a plain group; (?P<name>...) is JavaScript's (?<name>...).
+    return pattern.replace("(?i:", "(?:").replace("(?P<", "(?<"), flags
+
+
+@dataclass
+class Table:
+    rules: list[Rule]
+    claims: list[Rule]  # literal signatures that claim a line for their entry (explain's op claims)
+    native: list[str] = field(default_factory=list)  # ncnn's own layers: a bare name of one is no evidence
+    # Per message page, the entries that cite it, each by the words that name it alone among them: with a
+    # generic line, the query's own words may say which cause it is (explain's `possible`, ranked by words).
+    causes: dict[str, list[Rule]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, entries: list[Entry], messages: dict[str, Message]) -> Table:
+        rules: list[Rule] = []
+
+        def rule(page: str, kind: str, pattern: str, evidence: bool) -> Rule | None:
+            p = portable(pattern)
+            return None if p is None else Rule(page, kind, p[0], p[1], evidence, literal_chars(p[0]))
+
+        def add(page: str, kind: str, pattern: str, evidence: bool) -> None:
+            if r := rule(page, kind, pattern, evidence):
+                rules.append(r)
+
+        for e in entries:
+            for s in e.meta.signatures:
+                if s.kind != "log":
+                    continue
+                if s.pattern and not (s.message and (s.message not in messages or messages[s.message].generic)):
+                    add(f"{e.slug}/", ENTRY, s.pattern, evidence=False)
+                for rx in s.evidence:
+                    add(f"{e.slug}/", ENTRY, rx, evidence=True)
+        for m in messages.values():
+            add(f"messages/{m.id}/", MESSAGE, m.pattern, evidence=False)
+        claims = [r for slug, rx in _op_claims(entries) if (r := rule(f"{slug}/", ENTRY, rx.pattern, False))]
+        causes = {}
+        for m in messages.values():
+            citing = [e for e in entries if any(s.message == m.id for s in e.meta.signatures)]
+            said = [{w.lower() for w in e.meta.synonyms if len(w) >= 4 and not re.search(m.pattern, w, re.I)}
+                    for e in citing]
+            causes[f"messages/{m.id}/"] = [
+                Rule(f"{e.slug}/", ENTRY, _word(w), "i", False, len(w))
+                for e, words in zip(citing, said)
+                for w in sorted(words - set().union(*(o for o in said if o is not words)))]
+        # ncnn's source list, not the installed registry: the site is built where no engine is installed.
+        return cls(rules, claims, sorted(_NCNN_LAYER_NAMES), causes)
+
+    def pages(self, text: str) -> list[str]:
+        hits = []
+        for i, r in enumerate(self.rules):
+            m = r.regex.search(text)
+            if not m:
+                continue
+            if r.kind == ENTRY:
+                layer = _LAYER.search(m.group(0))
+                if layer and layer[1] in self.native:
+                    continue
+                if r.evidence and any(c.page != r.page and c.regex.search(text) for c in self.claims):
+                    continue
+            if r.kind == MESSAGE:
+                rest = f"{text[:m.start()]}\n{text[m.end():]}"  # a cause is named by words besides the line
+                hits += [(True, -r.weight, i, 0, j, c.page) for j, c in enumerate(self.causes.get(r.page, ()))
+                         if c.regex.search(rest)]
+            hits.append((r.kind != ENTRY, -r.weight, i, 1, 0, r.page))
+        out: list[str] = []
+        for *_, page in sorted(hits):
+            if page not in out:
+                out.append(page)
+        return out
+
+    def javascript(self) -> str:
+        def js(rules: list[Rule]) -> list[dict]:
+            return [{"page": r.page, "kind": r.kind, "source": r.source, "flags": r.flags, "evidence": r.evidence,
+                     "weight": r.weight} for r in rules]
+
+        data = {"rules": js(self.rules), "claims": js(self.claims), "native": self.native,
+                "causes": {page: js(rules) for page, rules in self.causes.items() if rules}}
+        return ("/* Generated from convkb/match/lines.py at site build: the pages a pasted engine line names by itself. */\n"
+                "window.kbLines = (function (data) {\n"
+                "  var native = {}; data.native.forEach(function (n) { native[n] = true; });\n"
+                "  var rules = data.rules.map(function (r, i) {\n"
+                "    return { page: r.page, entry: r.kind === \"entry\", rx: new RegExp(r.source, r.flags), evidence: r.evidence,\n"
+                "             weight: r.weight, index: i };\n"
+                "  });\n"
+                "  var causes = {};\n"
+                "  Object.keys(data.causes).forEach(function (p) {\n"
+                "    causes[p] = data.causes[p].map(function (c) { return { page: c.page, rx: new RegExp(c.source, c.flags) }; });\n"
+                "  });\n"
+                "  var claims = data.claims.map(function (c) { return { page: c.page, rx: new RegExp(c.source, c.flags) }; });\n"
+                "  var layer = /layer (\\S+) not exists or registered/i;\n"
+                "  return function (text) {\n"
+                "    var hits = [];\n"
+                "    rules.forEach(function (r) {\n"
+                "      var m = r.rx.exec(text);\n"
+                "      if (!m) return;\n"
+                "      if (r.entry) {\n"
+                "        var l = layer.exec(m[0]);\n"
+                "        if (l && native[l[1]]) return;\n"
+                "        if (r.evidence && claims.some(function (c) { return c.page !== r.page && c.rx.test(text); })) return;\n"
+                "      } else {\n"
+                "        var rest = text.slice(0, m.index) + \"\\n\" + text.slice(m.index + m[0].length);\n"
+                "        (causes[r.page] || []).forEach(function (c) {\n"
+                "          if (c.rx.test(rest)) hits.push({ page: c.page, entry: false, weight: r.weight, index: r.index, sub: 0 });\n"
+                "        });\n"
+                "      }\n"
+                "      hits.push({ page: r.page, entry: r.entry, weight: r.weight, index: r.index, sub: 1 });\n"
+                "    });\n"
+                "    hits.sort(function (a, b) {\n"
+                "      return (b.entry - a.entry) || (b.weight - a.weight) || (a.index - b.index) || (a.sub - b.sub);\n"
+                "    });\n"
+                "    var out = [];\n"
+                "    hits.forEach(function (r) { if (out.indexOf(r.page) < 0) out.push(r.page); });\n"
+                "    return out;\n"
+                "  };\n"
+                f"}})({json.dumps(data, indent=1)});\n")

@@ -1,0 +1,79 @@
+"""convkb.match.lines: the pages a pasted line names by itself, as the search box puts them first."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from convkb import messages as message_index
+from convkb.entries import load_all
+from convkb.match.explain import MATCH, _NCNN_LAYER_NAMES, explain
+from convkb.match.lines import ENTRY, Table, portable
+from convkb.paths import repo_root
+
+ENTRIES = load_all(repo_root())
+MESSAGES = message_index.load_all(entries=ENTRIES)
+TABLE = Table.build(ENTRIES, MESSAGES)
+LINES = sorted({s.example for e in ENTRIES for s in e.meta.signatures if s.kind == "log" and s.example}
+               | {m.example for m in MESSAGES.values()})
+
+
+def test_a_line_names_the_page_kb_explain_names():
+    """Where explain matches an entry on a line, that entry comes first; where it only finds it possible,
+    the message page does (or nothing, if the line is in no message)."""
+    wrong = []
+    for line in LINES:
+        ranked, _ = explain("line", io.BytesIO(f"{line}\n".encode()), ENTRIES, MESSAGES)
+        matched = [f"{x.entry.slug}/" for x in ranked if x.confidence == MATCH]
+        pages = TABLE.pages(line)
+        ok = bool(pages) and pages[0] in matched if matched else not pages or pages[0].startswith("messages/")
+        if not ok:
+            wrong.append((line, matched[:2], pages[:2]))
+    assert len(LINES) > 50 and not wrong
+
+
+def test_every_message_line_finds_its_page():
+    missing = [m.id for m in MESSAGES.values() if f"messages/{m.id}/" not in TABLE.pages(m.example)]
+    assert not missing
+
+
+def test_a_generic_line_is_its_message_page_until_other_words_name_a_cause():
+    cases = [(page, c) for page, causes in TABLE.causes.items() for c in causes]
+    assert cases
+    page, cause = cases[0]
+    line = MESSAGES[page.split("/")[1]].example
+    word = cause.source.replace("(?<![A-Za-z0-9_])", "").replace("(?![A-Za-z0-9_])", "").replace("\\", "")
+    assert cause.page not in TABLE.pages(line)[:1]
+    with_word = TABLE.pages(f"{line} {word}")
+    assert with_word.index(cause.page) < with_word.index(page)
+
+
+@pytest.mark.parametrize("layer", sorted(_NCNN_LAYER_NAMES))
+def test_a_native_ncnn_layer_name_is_no_entrys_evidence(layer):
+    pages = TABLE.pages(f"layer {layer} not exists or registered")
+    assert pages and not [p for p in pages if not p.startswith("messages/")]
+
+
+def test_a_line_another_entry_claims_is_not_this_entrys_evidence():
+    """explain's op claims: a signature naming its op literally ('layer Tensor.to not exists or registered')
+    takes the line from wider evidence (pnnx-unconverted-ops reads any torch-named layer)."""
+    literal = [c for c in TABLE.claims if not re.search(r"[()\[\]|?*+]", c.source)]
+    assert literal
+    for c in literal:
+        line = c.source.replace("\\", "")
+        claimers = {o.page for o in TABLE.claims if o.regex.search(line)}
+        named = {p for p in TABLE.pages(line) if not p.startswith("messages/")}
+        assert named <= claimers, (line, named - claimers)
+
+
+@pytest.mark.parametrize("pattern,want", [
+    (r"(?s)a.*b", ("a.*b", "is")),
+    (r"(?m)^todo TopK\b", (r"^todo TopK\b", "im")),
+    (r"x (?i:while) y", (r"x (?:while) y", "i")),
+    (r"These Op Not Support: ONNX::(?P<custom_op>\w+)", None),  # needs ONNX's op list: left to kb explain
+    (r"(?x) a b", None),
+])
+def test_only_regexes_both_languages_read_alike_are_written_out(pattern, want):
+    assert portable(pattern) == want
