@@ -172,6 +172,9 @@ class EntryMeta(Strict):
     components: list[Component] = Field(min_length=1)
     symptom: Symptom
     trigger: list[Pattern] = []  # an engine bug needs one; a user error or tool hazard may have no graph trigger
+    # An engine bug no graph property predicts (measured: the same op fails in one model and not in another)
+    # says why instead of a trigger; `kb scan` then never reports it, rather than on every model.
+    untriggered: str = ""
     signatures: list[Signature] = Field(min_length=1)
     upstream: list[Upstream] = []
     tags: list[Annotated[str, AfterValidator(known_tag)]] = []  # the vocabulary of convkb/tags.py
@@ -192,8 +195,11 @@ class EntryMeta(Strict):
 
     @model_validator(mode="after")
     def _bug_has_trigger(self) -> EntryMeta:
-        if self.kind == EntryKind.ENGINE_BUG and not self.trigger:
-            raise ValueError("trigger: an engine bug needs at least one pattern, for `kb scan`")
+        if self.kind == EntryKind.ENGINE_BUG and not (self.trigger or self.untriggered):
+            raise ValueError("trigger: an engine bug needs at least one pattern, for `kb scan` "
+                             "(or `untriggered`: why no graph pattern predicts it)")
+        if self.trigger and self.untriggered:
+            raise ValueError("untriggered: an entry with a trigger pattern has no reason to give for lacking one")
         return self
 
     def signature(self, sid: str) -> Signature:

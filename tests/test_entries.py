@@ -46,6 +46,32 @@ def test_broken_front_matter(fixture_entry, old, new, problem):
     assert "\n" not in str(e.value)
 
 
+_TRIGGER = """trigger:
+  - name: silu
+    summary: Sigmoid feeding a Mul
+    nodes:
+      sigmoid: {op: Sigmoid}
+      mul: {op: Mul}
+    edges: [[sigmoid, mul]]
+"""
+
+
+@pytest.mark.parametrize("new, problem", [
+    ("", "an engine bug needs at least one pattern"),
+    (_TRIGGER + "untriggered: no graph shows it\n", "untriggered: an entry with a trigger pattern"),
+    ("untriggered: no graph property predicts it\n", None),
+])
+def test_an_engine_bug_has_a_trigger_or_says_why_none_predicts_it(fixture_entry, new, problem):
+    folder = fixture_entry(GUARD)
+    edit_page(folder, _TRIGGER, new)
+    if problem is None:
+        assert load_entry(folder).meta.untriggered and not load_entry(folder).meta.trigger
+        return
+    with pytest.raises(KBError) as e:
+        load_entry(folder)
+    assert problem in str(e.value)
+
+
 def test_log_signature_must_match_its_example(fixture_entry):
     folder = fixture_entry("fake-custom-op-broadcast")
     edit_page(folder, r"pattern: 'Broad cast error, dim1 = \d+, dim2 = \d+'", "pattern: 'Broadcast error'")
