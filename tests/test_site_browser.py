@@ -367,14 +367,16 @@ def test_the_search_box_strips_noise_as_kb_explain_does(search_page):
     assert search_page.evaluate("lines => lines.map(kbNoise)", lines) == [noise.query(q) for q in lines]
 
 
-def test_the_search_box_names_a_lines_pages_as_kb_explain_does(search_page):
-    """window.kbLines is generated from convkb/match/lines.py: both name the same pages, in the same order."""
+def test_the_search_box_ranks_as_kb_explain_does(search_page):
+    """window.kbLines, kbLines.preferred and kbWords are generated from convkb/match/lines.py and words.py:
+    the browser names the same pages, in the same order, as kb's Python for every line and description."""
     from convkb.match.lines import Table
+    from convkb.match.words import SiteIndex
 
-    table = Table.build(ENTRIES, _messages_index())
-    lines = sorted({q for _, what, q, _ in CASES if what in ("example", "pasted")}) + [
-        f"{m.example} 模型转换失败" for m in _messages_index().values()]
-    assert search_page.evaluate("lines => lines.map(kbLines)", lines) == [table.pages(q) for q in lines]
+    table, words = Table.build(ENTRIES, _messages_index()), SiteIndex(ENTRIES, _messages_index())
+    queries = sorted({q for _, _, q, _ in CASES}) + [f"{m.example} 模型转换失败" for m in _messages_index().values()]
+    got = search_page.evaluate("qs => qs.map(q => [kbLines(q), kbLines.preferred(q), kbWords(q)])", queries)
+    assert got == [[table.pages(q), table.preferred(q), words.rank(q)] for q in queries]
 
 
 @pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
@@ -393,6 +395,26 @@ def test_a_line_finds_the_pages_it_names_first(request, fixture):
         got = _entries(search(page, line))[:len(want)]
         if got != want:
             wrong.append((line, want, got))
+    assert not wrong
+
+
+@pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
+def test_a_description_finds_the_pages_its_words_rank_first(request, fixture):
+    """Without an engine line, the pages kb explain's BM25 ranks first for the words come first (a Chinese
+    title, which lunr cuts differently, is one such description)."""
+    from convkb.match.lines import Table
+    from convkb.match.words import SiteIndex
+
+    page = request.getfixturevalue(fixture)
+    table, words = Table.build(ENTRIES, _messages_index()), SiteIndex(ENTRIES, _messages_index())
+    wrong = []
+    for e in ENTRIES[::6]:
+        query = e.meta.zh.title if e.meta.zh else e.meta.title
+        # a title may quote its engine line: the line's pages first, then the words'
+        want = [p.strip("/") for p in dict.fromkeys(table.pages(query) + words.rank(query))][:2]
+        got = _entries(search(page, query))[:2]
+        if got != want:
+            wrong.append((query, want, got))
     assert not wrong
 
 

@@ -27,6 +27,9 @@ from convkb.match.explain import _LAYER, _NCNN_LAYER_NAMES, _op_claims, literal_
 from convkb.schema import Message
 
 ENTRY, MESSAGE = "entry", "message"
+# A word that names an engine: its name, alone or starting a tool's name (MNNConvert, mnnquant, ncnn2table,
+# pnnxparam); onnx2ncnn is not ncnn's word (the '2' before it), it is its own.
+ENGINE_WORDS = {e: rf"(?<![A-Za-z0-9_]){e}" for e in ("mnn", "ncnn", "pnnx", "onnx2ncnn")}
 _FLAGS = re.compile(r"^\(\?([ims]+)\)")
 _UNPORTABLE = re.compile(r"\(\?P<custom_op>|\\[AZz]|\(\?[aLux]|\(\?#")
 
@@ -73,6 +76,7 @@ class Table:
     # Per message page, the entries that cite it, each by the words that name it alone among them: with a
     # generic line, the query's own words may say which cause it is (explain's `possible`, ranked by words).
     causes: dict[str, list[Rule]] = field(default_factory=dict)
+    engines: dict[str, list[str]] = field(default_factory=dict)  # page -> the engines it is about
 
     @classmethod
     def build(cls, entries: list[Entry], messages: dict[str, Message]) -> Table:
@@ -107,7 +111,9 @@ class Table:
                 for e, words in zip(citing, said)
                 for w in sorted(words - set().union(*(o for o in said if o is not words)))]
         # ncnn's source list, not the installed registry: the site is built where no engine is installed.
-        return cls(rules, claims, sorted(_NCNN_LAYER_NAMES), causes)
+        engines = {f"{e.slug}/": list(e.meta.engines) for e in entries}
+        engines.update({f"messages/{m.id}/": list(m.engines) for m in messages.values()})
+        return cls(rules, claims, sorted(_NCNN_LAYER_NAMES), causes, engines)
 
     def pages(self, text: str) -> list[str]:
         hits = []
@@ -132,13 +138,21 @@ class Table:
                 out.append(page)
         return out
 
+    def preferred(self, text: str) -> list[str]:
+        """The pages of the engines the text names (none if it names none): a query that says `ncnn` is
+        not about an MNN page, whatever words they share (as kb explain keeps word-only results to the
+        engines a report names)."""
+        named = {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
+        return [page for page, engines in self.engines.items() if named & set(engines)]
+
     def javascript(self) -> str:
         def js(rules: list[Rule]) -> list[dict]:
             return [{"page": r.page, "kind": r.kind, "source": r.source, "flags": r.flags, "evidence": r.evidence,
                      "weight": r.weight} for r in rules]
 
         data = {"rules": js(self.rules), "claims": js(self.claims), "native": self.native,
-                "causes": {page: js(rules) for page, rules in self.causes.items() if rules}}
+                "causes": {page: js(rules) for page, rules in self.causes.items() if rules},
+                "engineWords": ENGINE_WORDS, "engines": self.engines}
         return ("/* Generated from convkb/match/lines.py at site build: the pages a pasted engine line names by itself. */\n"
                 "window.kbLines = (function (data) {\n"
                 "  var native = {}; data.native.forEach(function (n) { native[n] = true; });\n"
@@ -152,7 +166,7 @@ class Table:
                 "  });\n"
                 "  var claims = data.claims.map(function (c) { return { page: c.page, rx: new RegExp(c.source, c.flags) }; });\n"
                 "  var layer = /layer (\\S+) not exists or registered/i;\n"
-                "  return function (text) {\n"
+                "  function kbLines(text) {\n"
                 "    var hits = [];\n"
                 "    rules.forEach(function (r) {\n"
                 "      var m = r.rx.exec(text);\n"
@@ -176,4 +190,13 @@ class Table:
                 "    hits.forEach(function (r) { if (out.indexOf(r.page) < 0) out.push(r.page); });\n"
                 "    return out;\n"
                 "  };\n"
+                "  kbLines.preferred = function (text) {\n"
+                "    var named = Object.keys(data.engineWords).filter(function (e) {\n"
+                "      return new RegExp(data.engineWords[e], \"i\").test(text);\n"
+                "    });\n"
+                "    return Object.keys(data.engines).filter(function (p) {\n"
+                "      return data.engines[p].some(function (e) { return named.indexOf(e) >= 0; });\n"
+                "    });\n"
+                "  };\n"
+                "  return kbLines;\n"
                 f"}})({json.dumps(data, indent=1)});\n")

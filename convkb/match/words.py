@@ -9,6 +9,7 @@ confidence: `kb explain` reports these as `possible`, with the words that matche
 from __future__ import annotations
 
 import functools
+import json
 import re
 
 from convkb.entries import Entry
@@ -33,6 +34,26 @@ def _jieba():
 
     jieba.setLogLevel(logging.WARNING)
     return jieba
+
+
+TAUGHT_FREQ = 20_000  # more than most words jieba knows (错误 6,379, 模型 2,890): a taught word is cut whole
+
+
+def teach_segmenter(entries: list[Entry]) -> None:
+    """Give jieba the entries' Chinese synonyms (反卷积, 段错误), so that a page's text and a report are cut
+    into those words and not into pieces of them: the site's index (mkdocs-material's search cuts with jieba
+    too) and the BM25 documents here, whichever process builds them."""
+    try:
+        jieba = _jieba()
+    except ImportError:
+        return
+    for e in entries:
+        for phrase in e.meta.synonyms:
+            for word in phrase.split():
+                # A fixed frequency, once: jieba's suggestion depends on what was added before, and every add
+                # grows its total (so all its odds); the site build and kb explain must cut alike.
+                if _CJK.search(word) and jieba.get_FREQ(word) != TAUGHT_FREQ:
+                    jieba.add_word(word, freq=TAUGHT_FREQ)
 
 
 def tokens(text: str) -> list[str]:
@@ -70,6 +91,7 @@ class Index:
     def __init__(self, entries: list[Entry]):
         from rank_bm25 import BM25Okapi
 
+        teach_segmenter(entries)
         self.entries = entries
         self.docs = [document(e) for e in entries]
         self.bm25 = BM25Okapi(self.docs)
@@ -89,3 +111,87 @@ class Index:
                 have = set(doc)
                 out.append((e, float(score), [w for w in query if w in have]))
         return sorted(out, key=lambda t: -t[1])
+
+
+def message_document(m) -> list[str]:
+    """A message page's words: its line (twice, as an entry's title), what it means, its causes."""
+    return tokens(" ".join([m.shown, m.shown, m.summary, *m.engines, *(c.cause for c in m.causes)]))
+
+
+class SiteIndex:
+    """The same BM25 for the site's search box, over the entries' documents and the message pages', written out
+    as a table of term weights (`javascript()`), so that the browser ranks a query as `rank()` does here.
+
+    A query's Latin words are found as `tokens()` finds them; its Chinese words as the index's own Chinese
+    terms that occur in it (the browser has no jieba: the index's vocabulary is the dictionary), each once.
+    Weights are rounded to 1e-6 and summed in query order on both sides, so the order is the same."""
+
+    K1, B = 1.5, 0.75  # rank_bm25's defaults, as explain uses them
+
+    def __init__(self, entries: list[Entry], messages: dict | None = None):
+        from rank_bm25 import BM25Okapi
+
+        teach_segmenter(entries)
+        self.pages = [f"{e.slug}/" for e in entries] + [f"messages/{m}/" for m in (messages or {})]
+        docs = [document(e) for e in entries] + [message_document(m) for m in (messages or {}).values()]
+        bm25 = BM25Okapi(docs)
+        self.weights: dict[str, list[tuple[int, float]]] = {}
+        for i, (freqs, length) in enumerate(zip(bm25.doc_freqs, bm25.doc_len)):
+            norm = self.K1 * (1 - self.B + self.B * length / bm25.avgdl)
+            for term, tf in freqs.items():
+                w = round(bm25.idf[term] * tf * (self.K1 + 1) / (tf + norm), 6)
+                self.weights.setdefault(term, []).append((i, w))
+        self.names = sorted({w for e in entries for w in names(e)})
+        self.chinese = sorted(t for t in self.weights if _CJK.fullmatch(t))
+
+    def query(self, text: str) -> list[str]:
+        low = text.lower()
+        out = [w.strip(".") for w in _WORD.findall(_CJK.sub(" ", low))]
+        runs = _CJK.findall(low)
+        out += [t for t in self.chinese if any(t in run for run in runs)]
+        return list(dict.fromkeys(w for w in out if w and w not in STOP and not w.isdigit()))
+
+    def rank(self, text: str) -> list[str]:
+        """The pages that share the query's words, best first (ties in page order)."""
+        query = self.query(text)
+        names = set(self.names)
+        scores: dict[int, float] = {}
+        for term in query + [w for w in query if w in names]:  # a name counts twice, as in Index.rank
+            for i, w in self.weights.get(term, ()):
+                scores[i] = scores.get(i, 0.0) + w
+        return [self.pages[i] for i in sorted((i for i, s in scores.items() if s > 0), key=lambda i: (-scores[i], i))]
+
+    def javascript(self) -> str:
+        data = {"pages": self.pages, "weights": self.weights, "names": self.names, "chinese": self.chinese,
+                "word": _WORD.pattern, "cjk": _CJK.pattern, "stop": sorted(STOP)}
+        return ("/* Generated from convkb/match/words.py at site build: kb explain's BM25 over the pages' words. */\n"
+                "window.kbWords = (function (data) {\n"
+                "  var stop = {}; data.stop.forEach(function (w) { stop[w] = true; });\n"
+                "  var names = {}; data.names.forEach(function (w) { names[w] = true; });\n"
+                "  var cjk = new RegExp(data.cjk, \"g\");\n"
+                "  function query(text) {\n"
+                "    var low = text.toLowerCase(), out = [], seen = {};\n"
+                "    (low.replace(cjk, \" \").match(new RegExp(data.word, \"g\")) || []).forEach(function (w) {\n"
+                "      out.push(w.replace(/^\\.+|\\.+$/g, \"\"));\n"
+                "    });\n"
+                "    var runs = low.match(cjk) || [];\n"
+                "    data.chinese.forEach(function (t) {\n"
+                "      if (runs.some(function (r) { return r.indexOf(t) >= 0; })) out.push(t);\n"
+                "    });\n"
+                "    return out.filter(function (w) {\n"
+                "      if (!w || stop[w] || /^[0-9]+$/.test(w) || seen[w]) return false;\n"
+                "      return (seen[w] = true);\n"
+                "    });\n"
+                "  }\n"
+                "  return function (text) {\n"
+                "    var q = query(text), scores = {};\n"
+                "    q.concat(q.filter(function (w) { return names[w]; })).forEach(function (t) {\n"
+                "      (Object.prototype.hasOwnProperty.call(data.weights, t) ? data.weights[t] : []).forEach(function (p) {\n"
+                "        scores[p[0]] = (scores[p[0]] || 0) + p[1];\n"
+                "      });\n"
+                "    });\n"
+                "    return Object.keys(scores).map(Number).filter(function (i) { return scores[i] > 0; })\n"
+                "      .sort(function (a, b) { return (scores[b] - scores[a]) || (a - b); })\n"
+                "      .map(function (i) { return data.pages[i]; });\n"
+                "  };\n"
+                f"}})({json.dumps(data, ensure_ascii=False, separators=(',', ':'))});\n")

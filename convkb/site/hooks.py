@@ -15,11 +15,13 @@ from convkb.errors import KBError
 from convkb import entries, messages
 from convkb.match import noise
 from convkb.match.lines import Table
+from convkb.match.words import SiteIndex
 from convkb.site import generate
 
 GENERATED = "entries"  # docs/entries/: generated, gitignored
 NOISE_JS = "assets/kb-noise.js"  # named in mkdocs.yml's extra_javascript, before kb.js
 LINES_JS = "assets/kb-lines.js"  # likewise
+WORDS_JS = "assets/kb-words.js"  # likewise
 
 
 def corpus_root(config) -> Path:
@@ -71,10 +73,13 @@ def on_files(files: Files, config) -> Files:
     root = corpus_root(config)
     try:
         corpus = entries.load_all(root)
-        table = Table.build(corpus, messages.load_all(root, corpus))
+        index = messages.load_all(root, corpus)
+        table = Table.build(corpus, index)
     except (KBError, OSError) as e:
         raise PluginError(f"kb: {e}") from None
     files.append(File.generated(config, LINES_JS, content=table.javascript()))
+    # Then the pages that share the query's words, ranked by kb explain's BM25 (convkb/match/words.py).
+    files.append(File.generated(config, WORDS_JS, content=SiteIndex(corpus, index).javascript()))
     return files
 
 

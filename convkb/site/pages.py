@@ -15,6 +15,7 @@ import yaml
 from markupsafe import Markup
 
 from convkb.entries import Entry
+from convkb.match.words import teach_segmenter
 from convkb.schema import Signature
 from convkb.site import svg
 from convkb.site.markup import macros, render
@@ -36,26 +37,6 @@ def _front_matter(data: dict) -> Markup:
 def chips(kind: str, values: list[str], base: str) -> Markup:
     """Links to the home page filtered by this engine or tag."""
     return Markup(macros().chips(kind, values, base))
-
-
-def _is_chinese(word: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in word)
-
-
-def teach_segmenter(entries: list[Entry]) -> None:
-    """Give jieba (when installed, as mkdocs-material's search uses it) the entries' Chinese synonyms.
-
-    The build cuts Chinese text into words with jieba; the browser cuts a Chinese query into the words
-    the index holds. A word jieba does not know (反卷积, 段错误) would be indexed only in pieces."""
-    try:
-        import jieba
-    except ImportError:
-        return
-    for e in entries:
-        for phrase in e.meta.synonyms:
-            for word in phrase.split():
-                if _is_chinese(word):
-                    jieba.add_word(word)
 
 
 # ---------------------------------------------------------------- status

@@ -37,11 +37,22 @@
   function linePages(text) {
     return typeof window.kbLines === "function" ? window.kbLines(text) : [];
   }
+  /* Then the pages that share the query's words, ranked as kb explain ranks a report's prose (window.kbWords,
+   * generated from convkb/match/words.py: BM25 over each page's title, synonyms, Chinese summary, ...). It
+   * knows the words people use for a problem that the page's text may not (a synonym, a Chinese phrase). */
+  function wordPages(text) {
+    return typeof window.kbWords === "function" ? window.kbWords(text) : [];
+  }
+  /* The pages of the engines the query names ("ncnn", "MNNConvert"): they go before the other engines' pages. */
+  function enginePages(text) {
+    return typeof window.kbLines === "function" ? window.kbLines.preferred(text) : [];
+  }
   if (window.Worker && !Worker.prototype.__kbPlainQuery) {
     var post = Worker.prototype.postMessage;
     Worker.prototype.postMessage = function (message) {
       if (message && message.type === 2 && typeof message.data === "string")  /* 2: a search query */
-        message = { type: message.type, data: plainQuery(message.data), kbFirst: linePages(message.data) };
+        message = { type: message.type, data: plainQuery(message.data), kbFirst: linePages(message.data),
+                    kbWords: wordPages(message.data), kbPrefer: enginePages(message.data) };
       return post.apply(this, [message].concat(Array.prototype.slice.call(arguments, 1)));
     };
     Worker.prototype.__kbPlainQuery = true;

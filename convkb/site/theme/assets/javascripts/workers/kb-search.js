@@ -20,18 +20,28 @@
    * stop words or numbers). Material's worker answers a query (type 2) with its results (type 3)
    * before it reads the next message, so the last query's pages are the ones to apply. This listener
    * is added before material's, so it sees each message first. */
-  var pages = {}, first = [];
+  var pages = {}, first = [], prefer = [];
   addEventListener("message", function (ev) {
     var m = ev.data || {};
     if (m.type === 0 && m.data && Array.isArray(m.data.docs))  /* 0: the index is set up */
       m.data.docs.forEach(function (d) { if (d.location.indexOf("#") < 0) pages[d.location] = d; });
-    if (m.type === 2) first = Array.isArray(m.kbFirst) ? m.kbFirst : [];
+    if (m.type === 2) {
+      /* then the pages its words rank first (kb explain's BM25) */
+      first = (Array.isArray(m.kbFirst) ? m.kbFirst : []).concat(Array.isArray(m.kbWords) ? m.kbWords : []);
+      prefer = Array.isArray(m.kbPrefer) ? m.kbPrefer : [];  /* the named engines' pages: before the others */
+    }
   });
   var post = self.postMessage;
   self.postMessage = function (message) {
-    if (message && message.type === 3 && message.data && Array.isArray(message.data.items) && first.length) {
+    if (message && message.type === 3 && message.data && Array.isArray(message.data.items) &&
+        (first.length || prefer.length)) {
       var items = message.data.items, head = [];
-      first.forEach(function (loc) {
+      if (prefer.length) {
+        var named = items.filter(function (group) { return group[0] && prefer.indexOf(group[0].location.split("#")[0]) >= 0; });
+        items = named.concat(items.filter(function (group) { return named.indexOf(group) < 0; }));
+      }
+      first.forEach(function (loc, n) {
+        if (first.indexOf(loc) < n) return;  /* named by the line and by the words: once, at its first place */
         var i = items.findIndex(function (group) { return group[0] && group[0].location.split("#")[0] === loc; });
         if (i >= 0) head.push(items.splice(i, 1)[0]);
         else if (pages[loc]) head.push([Object.assign({}, pages[loc], { score: 0, terms: {} })]);
