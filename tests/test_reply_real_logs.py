@@ -77,3 +77,20 @@ def test_a_generic_message_gets_a_reply_that_quotes_the_users_own_numbers():
         assert re.search(r"dim1 = \d+, dim2 = \d+", example)[0] not in reply  # never the catalogue's sample
     assert f"{PUBLISHED}messages/mnn-broadcast-error/" in reply
     assert len(reply.splitlines()) <= 30
+
+
+def test_a_line_only_the_message_index_knows_gets_its_message_page_not_a_guess_from_words(tmp_path):
+    """A message no entry cites (its causes are upstream reports): the reply leads with the user's line and the
+    message page, and marks entries found by the report's words as a guess."""
+    from convkb import messages
+
+    corpus = load_all(REPO)
+    cited = {s.message for e in corpus for s in e.meta.signatures}
+    m = next(m for m in messages.load_all(REPO, corpus).values() if m.id not in cited and m.causes)
+    log = tmp_path / "user.log"
+    log.write_text(f"[2026-11-26 10:00:01] {m.example}\nconvert resize model failed\n", encoding="utf-8")
+    reply = kb_explain("--format", "markdown", str(log)).stdout
+    first = reply.splitlines()[0]
+    assert first.startswith("**Diagnosis:**") and m.example.strip()[:40] in first, reply
+    assert f"{PUBLISHED}messages/{m.id}/" in reply
+    assert "KB0" not in first  # no entry is the diagnosis

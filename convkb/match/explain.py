@@ -410,7 +410,7 @@ def explain_command(log: str | None, as_json: bool, markdown: bool = False, engi
     if markdown:
         from convkb.match.reply import reply
 
-        print(reply(ranked, "\n".join(lines), wanted))
+        print(reply(ranked, "\n".join(lines), wanted, seen))
         return codes.FOUND if ranked else codes.NOTHING_FOUND
     if as_json:
         print(json.dumps([_as_json(x) for x in ranked], indent=1))

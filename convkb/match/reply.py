@@ -28,7 +28,14 @@ def versions_in(text: str) -> list[Wanted]:
     return [Wanted(e, v) for e, v in found.items()]
 
 
-def reply(ranked, text: str, wanted: list[Wanted]) -> str:
+def reply(ranked, text: str, wanted: list[Wanted], seen=()) -> str:
+    """`seen`: the indexed messages the report shows. One that no result cites leads a reply whose results came
+    from the report's words only: the user's own line says more than their words."""
+    cited = {h.rule.sig.message for r in ranked for h in r.hits}
+    lines_spoke = any(r.hits or r.evidence for r in ranked)
+    uncited = [m for m in seen if m.id not in cited]
+    if uncited and not lines_spoke:
+        return _message(uncited[0], text, ranked)
     if not ranked:
         return "No known problem in the knowledge base matches this report."
     x = ranked[0]
@@ -101,4 +108,20 @@ def _generic(ranked, x) -> str:
         out.append(f"- {r.entry.meta.id} *{r.entry.meta.title}*: {page_url(r.entry.slug)}#sig-{_sig(r)}"
                    + (f" (it is this one if {tell})" if tell else ""))
     out += ["", "Could you post the whole converter log and the ops around the failing node?"]
+    return "\n".join(out)
+
+
+def _message(m, text: str, ranked) -> str:
+    """A line the message index knows, whose causes no entry of this knowledge base measured."""
+    rx = re.compile(m.pattern, re.IGNORECASE)
+    line = next((ln.strip()[:200] for ln in text.splitlines() if rx.search(ln)), m.example)
+    causes = len(m.causes)
+    out = [f"**Diagnosis:** {_code(line)} is a known {'message that several causes print' if m.generic else 'message'}"
+           f"; no problem measured in this knowledge base explains it yet.",
+           f"Its {causes} known upstream cause{'s' * (causes != 1)} (reported, not measured here) and how to tell them"
+           f" apart: {message_url(m.id)}"]
+    if ranked:
+        out += ["", "The report's words also resemble (a guess from words alone):"]
+        out += [f"- {r.entry.meta.id} *{r.entry.meta.title}*: {page_url(r.entry.slug)}" for r in ranked[:2]]
+    out += ["", "Could you post the whole log, your engine version and the ops around the failing node?"]
     return "\n".join(out)
