@@ -187,3 +187,38 @@ def test_classic_models_drop_a_leading_one(tmp_path):
     got = NCNN(s).run(param, None, "case", ["in0"], ["out0"])
     assert float(np.abs(got.arrays["out0"] - swap_hw(x)).max()) == 0.0
     assert "axes_in=['leading']" in s.steps[-1].command
+
+
+# An InnerProduct with 2 outputs over 2 inputs; its .bin: the weights' 4-byte type flag (0: float32), 4
+# weights, then 2 biases (raw float32).
+LINEAR = """7767517
+2 2
+Input            in0                      0 1 in0
+InnerProduct     fc0                      1 1 in0 out0 0=2 1=1 2=4
+"""
+
+
+def test_options_are_set_before_the_layers_are_made(tmp_path):
+    """use_fp16_storage (on by default) stores an InnerProduct's weights as fp16 on x86 with F16C: a weight past
+    fp16's range comes back changed; with it off, exact. An option this ncnn lacks is one line, not a crash."""
+    w = np.array([1e5, 1.0, 0.5, 2.0], dtype=np.float32)
+    (tmp_path / "model.bin").write_bytes(np.int32(0).tobytes() + w.tobytes() + np.zeros(2, np.float32).tobytes())
+    x = np.array([[1.0, 1.0]], dtype=np.float32)
+    want = w.reshape(2, 2) @ x[0]
+    got = {}
+    for fp16 in (True, False):
+        param = tmp_path / "model.param"
+        param.write_text(LINEAR)
+        feed, out = tmp_path / "in.npz", tmp_path / f"out{fp16}.npz"
+        np.savez(feed, in0=x)
+        step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=60, param=str(param),
+                            bin=str(tmp_path / "model.bin"), feed=str(feed), out=str(out), blobs_in=["in0"],
+                            blobs_out={"out0": "out0"}, options={"use_fp16_storage": fp16})
+        assert step.ok, step.output[-500:]
+        with np.load(out) as z:
+            got[fp16] = z["out0"].reshape(-1)
+    assert np.allclose(got[False], want), got
+    if " f16c" in Path("/proc/cpuinfo").read_text(errors="replace"):  # x86's fp16 weight storage needs F16C
+        assert not np.allclose(got[True], want), got
+    step, _ = run_worker(tmp_path, RELU, x, options={"use_no_such_thing": True})
+    assert not step.ok and "no option 'use_no_such_thing'" in step.output

@@ -14,7 +14,7 @@ class NCNN(Engine):
     name = "ncnn"
 
     def run(self, param: Path, bin: Path | None, case: str, inputs: list[str], outputs: list[str],
-            batch: bool | None = None) -> Outputs:
+            batch: bool | None = None, options: dict[str, bool | int] | None = None) -> Outputs:
         """Run blobs `inputs` <- the case's inputs (in order); read blobs `outputs` as its outputs.
 
         Whether a blob has a batch axis depends on who wrote the .param:
@@ -24,6 +24,9 @@ class NCNN(Engine):
         - classic ncnn models (onnx2ncnn, hand-written; `batch=None` or `False`): no batch axis, a
           leading 1 is dropped.
         - `batch=True` for a .param pnnx did not write: every input is fed as it is.
+
+        `options`: ncnn.Option fields to set before loading (e.g. {"use_fp16_storage": False}); ncnn's own
+        defaults otherwise, as a user's program has them.
         """
         from convkb.engines.pnnx import feeding
 
@@ -40,7 +43,7 @@ class NCNN(Engine):
                                        param=str(param), bin=str(bin) if bin else None,
                                        feed=str(self.s.artifacts.inputs(case)), out=str(out),
                                        blobs_in=inputs, blobs_out=dict(zip(outputs, case_outputs)),
-                                       axes_in=axes_in, axes_out=axes_out),
+                                       axes_in=axes_in, axes_out=axes_out, options=options or {}),
                     produces=[out])
         return Outputs.load(case, out, f"ncnn {self.version()}")
 

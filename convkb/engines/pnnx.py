@@ -71,8 +71,9 @@ def feeding(param: Path) -> Feeding | None:
 class PNNX(Engine):
     name = "pnnx"
 
-    def convert(self, model: Path, case: str) -> tuple[Path, Path]:
-        """Convert a .pt or .onnx file; return the ncnn (param, bin) it writes.
+    def convert(self, model: Path, case: str, fp16: bool | None = None) -> tuple[Path, Path]:
+        """Convert a .pt or .onnx file; return the ncnn (param, bin) it writes. `fp16`: pnnx's fp16= option
+        (weights stored as fp16 in the .bin; pnnx's default is on), else pnnx's default.
 
         pnnx also writes the *_ncnn.py that runs them (`script_for(param)`); `feeding(param)` reads from
         it whether each blob has a batch axis, which s.ncnn.run follows.
@@ -88,10 +89,10 @@ class PNNX(Engine):
         py = script_for(param)
         # Named explicitly: pnnx otherwise derives names from the input's, with '-' turned into '_'.
         argv = [pnnx.EXEC_PATH, str(src), f"inputshape={shapes}", f"ncnnparam={param}", f"ncnnbin={bin}",
-                f"ncnnpy={py}"]
+                f"ncnnpy={py}"] + ([] if fp16 is None else [f"fp16={int(fp16)}"])
         self.s.step(run_command(f"pnnx {model.name}", argv, cwd=work, timeout=300,
                                 shown=f"pnnx {model.name} inputshape={shapes} ncnnparam={param.name} "
-                                      f"ncnnbin={bin.name} ncnnpy={py.name}"),
+                                      f"ncnnbin={bin.name} ncnnpy={py.name}" + ("" if fp16 is None else f" fp16={int(fp16)}")),
                     produces=[param, bin])
         return param, bin
 

@@ -37,7 +37,8 @@ def _read_back(arr, axis):
 
 
 def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], blobs_out: dict[str, str],
-        batch: bool = False, axes_in: list | None = None, axes_out: list | None = None) -> None:
+        batch: bool = False, axes_in: list | None = None, axes_out: list | None = None,
+        options: dict | None = None) -> None:
     """Feed blobs_in from the arrays in `feed` (in order), write blobs_out {blob: output name} to `out`.
 
     axes_in / axes_out: per blob, LEADING, None or a batch axis (see above). Without them, `batch`
@@ -55,6 +56,11 @@ def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], b
 
     net = ncnn.Net()
     net.opt.use_vulkan_compute = False
+    # Options (use_fp16_storage, ...) act when the layers are created: set before load_param.
+    for key, value in (options or {}).items():
+        if not hasattr(net.opt, key):
+            sys.exit(f"ncnn: no option {key!r} in this ncnn's Option")
+        setattr(net.opt, key, value)
     # extract() on a net that failed to load segfaults: stop here, with one line, before any input.
     if net.load_param(param) != 0:
         sys.exit(f"ncnn: load_param failed for {Path(param).name}")
