@@ -307,11 +307,16 @@ def _pattern_scope(entry, found: list[str], scope: list[str]) -> list[str]:
     can neither confirm nor refute that pattern."""
     checks = _checks(entry)
     names = {x.split(":")[0] for x in found}
+    # A pattern that names no checks is measured by the engines of the entry's bug checks, not by every
+    # engine it lists: an engine that only a workaround or control check uses (pnnx for an onnx2ncnn bug)
+    # is where the entry says the problem does not occur, so its clean run confirms the workaround and
+    # cannot refute the match.
+    bug_engines = {c.engine for c in checks.values() if c.kind in ("bug", "variant")} or set(entry.meta.engines)
     engines: set[str] = set()
     for t in entry.meta.trigger:
         if t.name in names:
             own = [checks[c] for c in t.measured_by(checks) if checks[c].kind in ("bug", "variant")]
-            engines |= {c.engine for c in own} if t.checks else set(entry.meta.engines)
+            engines |= {c.engine for c in own} if t.checks else bug_engines
     return [p for p in scope if label.CONVERTER[p] in engines] or scope
 
 

@@ -84,9 +84,16 @@ class NodeSpec(Strict):
     # Elements of constant inputs, flattened: slot -> index -> test, e.g. {1: {0: {not_in: [0, 1]}}} for a
     # Reshape whose target's first entry is neither kept (0) nor a batch of 1. Negative indexes count from the end.
     const_values: dict[int, dict[int, Pred]] = {}
+    # The largest magnitude in a constant input: slot -> test, e.g. {1: {gt: 65504}} for a weight past fp16's range.
+    const_abs_max: dict[int, Pred] = {}
     # True: its output depends on a model input's values, not only on constants and shapes, so a converter
     # given the input shape cannot fold it away (the Equal/Where torch writes for a reshape's shape can).
     data_dependent: bool | None = None
+    # Element types (onnx.TensorProto codes: 1 float, 7 int64, 9 bool) of input slots, where the graph states
+    # them: a model input's declared type, a constant's, a Cast's `to`, a comparison's or logical op's bool,
+    # followed through ops that keep the type (GraphIndex.elem_type). Unknown is None, so a test sees its
+    # `default`: {0: {ne: 1, default: 0}} is "not known to be float already" (a Cast that really converts).
+    input_types: dict[int, Pred] = {}
 
     def ops(self) -> set[str] | None:
         if self.op == "*":
@@ -258,9 +265,15 @@ class GraphIndex:
                 return False
         if spec.data_dependent is not None and spec.data_dependent != (i in self.dynamic()):
             return False
+        for slot, pred in spec.input_types.items():
+            if not pred.test(self.elem_type(node.input[slot]) if slot < len(node.input) else None):
+                return False
         for slot, pred in spec.const_rank.items():
             shape = self.const_shape(node.input[slot]) if slot < len(node.input) else None
             if shape is None or not pred.test(len(shape)):
+                return False
+        for slot, pred in spec.const_abs_max.items():
+            if not pred.test(self.abs_max(node.input[slot]) if slot < len(node.input) else None):
                 return False
         for slot, tests in spec.const_values.items():
             value = self.const_value(node.input[slot]) if slot < len(node.input) else None
@@ -278,6 +291,33 @@ class GraphIndex:
                 if not pred.test(value):
                     return False
         return True
+
+    KEEP_TYPE = frozenset({"Identity", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Transpose", "Expand", "Slice",
+                           "Gather", "Tile", "Concat", "Split", "Neg", "Abs", "Relu", "Add", "Sub", "Mul", "Div"})
+    BOOL_OUT = frozenset({"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor", "Not",
+                          "IsNaN", "IsInf"})
+
+    def elem_type(self, name: str, depth: int = 16) -> int | None:
+        """The element type of a tensor as the graph states it (see NodeSpec.input_types), or None."""
+        if name in self.initializers:
+            return self.initializers[name].data_type
+        i = self.producer.get(name)
+        if i is None:
+            declared = next((v.type.tensor_type.elem_type for v in self.graph.input if v.name == name), 0)
+            return declared or None
+        node = self.nodes[i]
+        if node.op_type == "Constant":
+            t = self._const(name)
+            return t.data_type if t is not None else None
+        if node.op_type == "Cast":
+            return self.attrs(i).get("to")
+        if node.op_type in self.BOOL_OUT:
+            return 9
+        if node.op_type in ("Shape", "Size"):
+            return 7
+        if node.op_type in self.KEEP_TYPE and node.input and depth > 0:
+            return self.elem_type(node.input[0], depth - 1)
+        return None
 
     def _const(self, name: str):
         """The TensorProto of a constant (an initializer, or a Constant node's value), or None."""
@@ -300,6 +340,17 @@ class GraphIndex:
         if t is None or t.data_location == onnx.TensorProto.EXTERNAL:  # weights on disk are never read
             return None
         return onnx.numpy_helper.to_array(t).tolist()
+
+    def abs_max(self, name: str) -> float | None:
+        """The largest magnitude in a constant (a weight), or None if it is no constant, empty or on disk."""
+        import numpy as np
+        import onnx.numpy_helper
+
+        t = self._const(name)
+        if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
+            return None
+        arr = onnx.numpy_helper.to_array(t)
+        return float(np.abs(arr).max()) if arr.size and arr.dtype.kind in "fiu" else None
 
     def feeds(self, a: int, b: int, through: frozenset[str] = frozenset()) -> bool:
         return b in self.downstream(a, through)

@@ -185,6 +185,20 @@ def test_const_values_test_elements_of_a_constant(target, hit):
     assert bool(find([RESHAPE_KEEPS_NO_BATCH], helper.make_model(g))) is hit
 
 
+FP16_WEIGHT = Pattern.model_validate({
+    "name": "weight-past-fp16", "summary": "", "nodes": {"g": {"op": "Gemm", "const_abs_max": {1: {"gt": 65504}}}},
+})
+
+
+@pytest.mark.parametrize("weights, hit", [([1.0, -7e4], True), ([65504.0, -1.0], False), (None, False)])
+def test_const_abs_max_tests_the_largest_magnitude_of_a_constant(weights, hit):
+    init = [helper.make_tensor("w", TensorProto.FLOAT, [1, 2], weights)] if weights else []
+    g = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ["x"] + ["w"] * (not init)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=init)
+    assert bool(find([FP16_WEIGHT], helper.make_model(g))) is hit
+
+
 @pytest.mark.parametrize("outputs, hit", [(["y"], True), (["y", "", "c"], True), (["y", "h", "c"], False)])
 def test_outputs_counts_the_outputs_a_node_writes(outputs, hit):
     lstm = Pattern.model_validate({"name": "short-lstm", "summary": "",
@@ -194,3 +208,24 @@ def test_outputs_counts_the_outputs_a_node_writes(outputs, hit):
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                           initializer=[helper.make_tensor(n, TensorProto.FLOAT, [1], [1.0]) for n in ("w", "r")])
     assert bool(find([lstm], helper.make_model(g))) is hit
+
+
+NOT_FLOAT_CAST = Pattern.model_validate({
+    "name": "cast-converts", "summary": "",
+    "nodes": {"c": {"op": "Cast", "attrs": {"to": {"eq": 1}}, "input_types": {0: {"ne": 1, "default": 0}}}},
+})
+
+
+@pytest.mark.parametrize("in_type, between, hit", [
+    (TensorProto.FLOAT, "Unsqueeze", False),  # t[:, None].float() of a float input: a no-op cast
+    (TensorProto.INT64, "Unsqueeze", True),  # an int64 mask made float: a real conversion
+    (TensorProto.FLOAT, "Greater", True),  # a comparison's bool made float
+    (TensorProto.FLOAT, "Sigmoid", True),  # an op whose type the pattern does not follow: unknown, the default
+])
+def test_input_types_follow_the_type_through_the_graph(in_type, between, hit):
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    mid = helper.make_node(between, ["x", "axes"] if between in ("Unsqueeze", "Greater") else ["x"], ["m"])
+    cast = helper.make_node("Cast", ["m"], ["y"], to=TensorProto.FLOAT)
+    g = helper.make_graph([mid, cast], "g", [helper.make_tensor_value_info("x", in_type, [1, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[axes])
+    assert bool(find([NOT_FLOAT_CAST], helper.make_model(g))) is hit

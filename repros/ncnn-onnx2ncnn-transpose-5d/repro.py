@@ -58,6 +58,19 @@ class Permute(nn.Module):
         return x.permute(*self.perm) + 0.5
 
 
+class ChannelShuffle(nn.Module):
+    """ShuffleNet's channel shuffle with constant sizes: view(1, groups, C // groups, H, W), transpose(1, 2),
+    reshape(1, -1, H, W); onnx2ncnn fuses the Reshape, Transpose(0, 2, 1, 3, 4), Reshape into a ShuffleChannel."""
+
+    def __init__(self, groups, channels, h, w):
+        super().__init__()
+        self.shape = (1, groups, channels // groups, h, w)
+
+    def forward(self, x):
+        h, w = self.shape[3], self.shape[4]
+        return x.view(*self.shape).transpose(1, 2).reshape(1, -1, h, w) + 0.5
+
+
 def attention():
     torch.manual_seed(0)
     return Attention()
@@ -100,3 +113,4 @@ def variants():
     yield variant("permute-4d-nhwc-near-miss", Permute(0, 2, 3, 1), (1, 2, 3, 4))
     yield variant("permute-4d-heads-near-miss", Permute(0, 2, 1, 3), (1, 2, 3, 4))
     yield variant("split-qkv-near-miss", SplitAttention(attention()), t)
+    yield variant("channel-shuffle-near-miss", ChannelShuffle(2, 8, 3, 3), (1, 8, 3, 3))

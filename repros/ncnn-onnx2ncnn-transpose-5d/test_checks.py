@@ -37,7 +37,7 @@ def pnnx_onnx_attention(s):
     return s.pnnx.to_ncnn("attention", source="onnx")
 
 
-@checks.variants("onnx2ncnn", BUG, ["attention-opset13", "attention-opset17", "attention-dynamo", "attention-onnxsim", "permute-5d-swap-inner", "permute-5d-accepted", "permute-4d-batch-moved", "permute-4d-nhwc-near-miss", "permute-4d-heads-near-miss", "split-qkv-near-miss"], needs=["ncnn"], **TOL)
+@checks.variants("onnx2ncnn", BUG, ["attention-opset13", "attention-opset17", "attention-dynamo", "attention-onnxsim", "permute-5d-swap-inner", "permute-5d-accepted", "permute-4d-batch-moved", "permute-4d-nhwc-near-miss", "permute-4d-heads-near-miss", "split-qkv-near-miss", "channel-shuffle-near-miss"], needs=["ncnn"], **TOL)
 def onnx2ncnn(s, case):
     """onnx2ncnn, then the ncnn runtime."""
     return s.onnx2ncnn.run(case)

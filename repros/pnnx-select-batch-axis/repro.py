@@ -50,6 +50,19 @@ class SegNet(nn.Module):
         return out.softmax(0)
 
 
+class PermutedUnbind(nn.Module):
+    """y.permute(*perm).unbind(0)[0] after a conv, as timm's attention writes qkv.permute(2, 0, 3, 1, 4).unbind(0):
+    pnnx follows the batch axis through the Transpose, so the Split on axis 0 is on the batch only when perm[0] == 0."""
+
+    def __init__(self, perm):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1)
+        self.perm = perm
+
+    def forward(self, x):
+        return self.conv(x).permute(*self.perm).unbind(0)[0] * 2
+
+
 class InputIndex(nn.Module):
     """Near miss: x[0] on the model's input, where pnnx gives the input no batch axis."""
 
@@ -111,3 +124,6 @@ def variants():
     yield variant("slice-near-miss", head("slice"), x)
     yield variant("squeeze-near-miss", head("squeeze"), x)
     yield variant("input-index-near-miss", InputIndex(), torch.randn(1, 4, 8))
+    # unbind(0) after a Transpose (the TorchScript-based exporter writes Transpose, Split on axis 0, Squeeze)
+    yield variant("unbind-after-permute-batch-first", seeded(lambda: PermutedUnbind((0, 2, 1, 3))), x)
+    yield variant("unbind-after-permute-near-miss", seeded(lambda: PermutedUnbind((1, 0, 2, 3))), x)

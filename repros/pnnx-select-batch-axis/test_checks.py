@@ -9,7 +9,8 @@ BUG = ["unbind-not-registered", "load-param-failed", "ncnn-crash", "wrong-shape"
 TOL = dict(atol=2e-3, rtol=1e-3)
 VARIANTS = ["index-opset13", "index-opset18", "index-dynamo", "index-onnxsim", "select", "unbind-opset13",
             "unbind-dynamo", "segnet-opset17", "segnet-dynamo", "channel-near-miss", "slice-near-miss",
-            "squeeze-near-miss", "input-index-near-miss"]
+            "squeeze-near-miss", "input-index-near-miss", "unbind-after-permute-batch-first",
+            "unbind-after-permute-near-miss"]
 
 
 def via_pnnx(s, source, case):
