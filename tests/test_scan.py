@@ -718,3 +718,19 @@ def test_cli_bad_input_is_one_line(case, tmp_path):
     assert p.returncode == code
     assert len(p.stderr.strip().splitlines()) == 1 and path.name in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_a_problem_no_graph_pattern_predicts_is_named_as_not_scanned_for(fixture_corpus, tmp_path, capsys):
+    """An engine bug with `untriggered` (no trigger) is never reported as found, and the text says it was not
+    looked for, with its page, so a clean result is not read as 'safe from it'."""
+    page = fixture_corpus / "repros" / KB["KB903"] / "README.md"
+    text = page.read_text()
+    start, end = text.index("trigger:\n"), text.index("signatures:\n")
+    page.write_text(text[:start] + "untriggered: whether it happens depends on the values\n" + text[end:])
+    path = tmp_path / "net.onnx"
+    onnx.save(plain_convnet(), str(path))
+    assert scan_command(str(path), [], False) == codes.NOTHING_FOUND
+    out = capsys.readouterr().out
+    assert "no known problem found" in out
+    assert "Not predictable from a model's graph, so not scanned for:" in out and "KB903" in out
+    assert f"/{KB['KB903']}/" in out

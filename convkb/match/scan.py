@@ -61,7 +61,13 @@ def scan_command(model: str, engines: list[str], as_json: bool) -> int:
     if as_json:
         print(json.dumps([_as_json(f, status[f.entry.slug, f.match.pattern]) for f in scanned.found], indent=1))
     else:
-        print(_as_text(str(loaded.path), scanned, status, sum(len(e.meta.trigger) for e in entries)))
+        text = _as_text(str(loaded.path), scanned, status, sum(len(e.meta.trigger) for e in entries))
+        # Known problems no graph pattern predicts: a scan cannot say, so it says which it cannot.
+        blind = [e for e in entries if e.meta.untriggered]
+        if blind:
+            text += "\n\nNot predictable from a model's graph, so not scanned for:" + "".join(
+                f"\n  {e.meta.id}  {e.meta.title}: {page_url(e.slug)}" for e in blind)
+        print(text)
     # A match whose every status is fixed is a regression guard: reported, but nothing to act on.
     alarms = [k for k, st in status.items() if not all(s.state == State.FIXED for s in st)]
     return codes.FOUND if alarms else codes.NOTHING_FOUND
