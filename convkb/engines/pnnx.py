@@ -84,6 +84,9 @@ class PNNX(Engine):
         work.mkdir(exist_ok=True)
         src = work / model.name  # pnnx writes its outputs next to its input
         shutil.copy(model, src)
+        data = model.with_name(model.name + ".data")  # torch's dynamo export keeps the weights beside the model
+        if data.is_file():
+            shutil.copy(data, work / data.name)
         shapes = ",".join(str(s).replace(" ", "") for s in self.s.artifacts.case(case)["inputs"].values())
         param, bin = work / f"{src.stem}.ncnn.param", work / f"{src.stem}.ncnn.bin"
         py = script_for(param)
