@@ -12,6 +12,7 @@ import functools
 import json
 import re
 
+from convkb.engines import NAMES
 from convkb.entries import Entry
 
 _CJK = re.compile(r"[\u3400-\u9fff]+")
@@ -118,12 +119,18 @@ def message_document(m) -> list[str]:
     return tokens(" ".join([m.shown, m.shown, m.summary, *m.engines, *(c.cause for c in m.causes)]))
 
 
+ENGINE_NAMES = frozenset(NAMES)
+_REF = re.compile(r"(?<!\S)\S*#\d+(?!\S)")
+
+
 class SiteIndex:
     """The same BM25 for the site's search box, over the entries' documents and the message pages', written out
     as a table of term weights (`javascript()`), so that the browser ranks a query as `rank()` does here.
 
     A query's Latin words are found as `tokens()` finds them; its Chinese words as the index's own Chinese
     terms that occur in it (the browser has no jieba: the index's vocabulary is the dictionary), each once.
+    An engine's bare name is no word here: alone (`ncnn`, `MNN#3977`) it would rank every page of that engine
+    by how often it says so; the search box prefers the engine's pages by other means (lines.preferred).
     Weights are rounded to 1e-6 and summed in query order on both sides, so the order is the same."""
 
     K1, B = 1.5, 0.75  # rank_bm25's defaults, as explain uses them
@@ -145,11 +152,11 @@ class SiteIndex:
         self.chinese = sorted(t for t in self.weights if _CJK.fullmatch(t))
 
     def query(self, text: str) -> list[str]:
-        low = text.lower()
+        low = _REF.sub(" ", text.lower())  # an issue reference (pytorch#151693) is a number to look up, not words
         out = [w.strip(".") for w in _WORD.findall(_CJK.sub(" ", low))]
         runs = _CJK.findall(low)
         out += [t for t in self.chinese if any(t in run for run in runs)]
-        return list(dict.fromkeys(w for w in out if w and w not in STOP and not w.isdigit()))
+        return list(dict.fromkeys(w for w in out if w and w not in STOP and w not in ENGINE_NAMES and not w.isdigit()))
 
     def rank(self, text: str) -> list[str]:
         """The pages that share the query's words, best first (ties in page order)."""
@@ -163,14 +170,14 @@ class SiteIndex:
 
     def javascript(self) -> str:
         data = {"pages": self.pages, "weights": self.weights, "names": self.names, "chinese": self.chinese,
-                "word": _WORD.pattern, "cjk": _CJK.pattern, "stop": sorted(STOP)}
+                "word": _WORD.pattern, "cjk": _CJK.pattern, "ref": _REF.pattern, "stop": sorted(STOP | ENGINE_NAMES)}
         return ("/* Generated from convkb/match/words.py at site build: kb explain's BM25 over the pages' words. */\n"
                 "window.kbWords = (function (data) {\n"
                 "  var stop = {}; data.stop.forEach(function (w) { stop[w] = true; });\n"
                 "  var names = {}; data.names.forEach(function (w) { names[w] = true; });\n"
                 "  var cjk = new RegExp(data.cjk, \"g\");\n"
                 "  function query(text) {\n"
-                "    var low = text.toLowerCase(), out = [], seen = {};\n"
+                "    var low = text.toLowerCase().replace(new RegExp(data.ref, \"g\"), \" \"), out = [], seen = {};\n"
                 "    (low.replace(cjk, \" \").match(new RegExp(data.word, \"g\")) || []).forEach(function (w) {\n"
                 "      out.push(w.replace(/^\\.+|\\.+$/g, \"\"));\n"
                 "    });\n"
