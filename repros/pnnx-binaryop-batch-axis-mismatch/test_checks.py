@@ -1,0 +1,77 @@
+from convkb.checks import Checks
+
+checks = Checks(__file__)
+# pnnx's own line first: with it, the *_ncnn.py pnnx writes feeds the sequence axis as the batch axis, which
+# kb's ncnn worker refuses (it feeds one sample at a time), so the values are not compared. Then what ncnn does
+# on a release that converts without the line.
+BUG = ["batch-axis-mismatch", "wrong-values", "wrong-shape", "ncnn-crash"]
+# pnnx stores weights as fp16 by default (fp16=1): a correct conversion differs from torch by a few 1e-4.
+TOL = dict(atol=2e-3, rtol=1e-3)
+VARIANTS = ["ln-mha", "ln-mha-opset18", "ln-mha-batch2", "ln-gru", "ln-lstm", "encoder", "relu-mha", "linear-mha",
+            "relu-gru", "ln-bt-mha", "ln-bt-gru"]
+
+
+def via_pnnx(s, source, case):
+    param, bin = s.pnnx.convert(source, case)
+    return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
+
+
+def ts(s, case):
+    return via_pnnx(s, s.artifacts.torchscript(case), case)
+
+
+def onnx(s, case):
+    return via_pnnx(s, s.artifacts.onnx(case), case)
+
+
+@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
+def torchscript_ln_mha(s):
+    """LayerNorm -> nn.MultiheadAttention(batch_first=False) -> + input, (8, 1, 16), pnnx from TorchScript."""
+    return ts(s, "ln-mha")
+
+
+@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
+def onnx_ln_mha(s):
+    """The same block from its ONNX export (opset 17)."""
+    return onnx(s, "ln-mha")
+
+
+@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
+def torchscript_ln_gru(s):
+    """LayerNorm -> nn.GRU(batch_first=False) -> + input, from TorchScript."""
+    return ts(s, "ln-gru")
+
+
+@checks.control("pnnx", needs=["ncnn"], **TOL)
+def torchscript_relu_mha(s):
+    """ReLU instead of LayerNorm before the attention: every blob keeps the attention's batch axis."""
+    return ts(s, "relu-mha")
+
+
+@checks.control("pnnx", needs=["ncnn"], **TOL)
+def torchscript_linear_mha(s):
+    """nn.Linear instead of LayerNorm before the attention."""
+    return ts(s, "linear-mha")
+
+
+@checks.workaround("pnnx", "norm-batch-first", needs=["ncnn"], **TOL)
+def torchscript_ln_mha_norm_batch_first(s):
+    """ln(x.transpose(0, 1)).transpose(0, 1) before the same attention; judged against ln-mha's torch output."""
+    return ts(s, "ln-bt-mha")
+
+
+@checks.workaround("pnnx", "norm-batch-first", needs=["ncnn"], **TOL)
+def onnx_ln_mha_norm_batch_first(s):
+    return onnx(s, "ln-bt-mha")
+
+
+@checks.workaround("pnnx", "norm-batch-first", needs=["ncnn"], **TOL)
+def torchscript_ln_gru_norm_batch_first(s):
+    """The same before the GRU; judged against ln-gru's torch output."""
+    return ts(s, "ln-bt-gru")
+
+
+@checks.variants("pnnx", BUG, VARIANTS, needs=["ncnn"], **TOL)
+def variant(s, case):
+    """pnnx from the traced TorchScript (pnnx's own input), run by ncnn as pnnx's script feeds it."""
+    return ts(s, case)
