@@ -9,7 +9,7 @@ import pytest
 
 from convkb import messages as message_index
 from convkb.entries import load_all
-from convkb.match.explain import MATCH, _NCNN_LAYER_NAMES, explain
+from convkb.match.explain import MATCH, NCNN_LAYER_NAMES, explain
 from convkb.match.lines import ENTRY, Table, portable
 from convkb.paths import repo_root
 
@@ -50,7 +50,7 @@ def test_a_generic_line_is_its_message_page_until_other_words_name_a_cause():
     assert with_word.index(cause.page) < with_word.index(page)
 
 
-@pytest.mark.parametrize("layer", sorted(_NCNN_LAYER_NAMES))
+@pytest.mark.parametrize("layer", sorted(NCNN_LAYER_NAMES))
 def test_a_native_ncnn_layer_name_is_no_entrys_evidence(layer):
     pages = TABLE.pages(f"layer {layer} not exists or registered")
     assert pages and not [p for p in pages if not p.startswith("messages/")]
@@ -58,7 +58,7 @@ def test_a_native_ncnn_layer_name_is_no_entrys_evidence(layer):
 
 def test_a_line_another_entry_claims_is_not_this_entrys_evidence():
     """explain's op claims: a signature naming its op literally ('layer Tensor.to not exists or registered')
-    takes the line from wider evidence (pnnx-unconverted-ops reads any torch-named layer)."""
+    takes the line from wider evidence (an entry whose evidence reads any torch-named layer)."""
     literal = [c for c in TABLE.claims if not re.search(r"[()\[\]|?*+]", c.source)]
     assert literal
     for c in literal:

@@ -72,10 +72,11 @@ def test_a_generic_message_gets_a_reply_that_quotes_the_users_own_numbers():
     assert numbers in reply, reply
     from convkb import messages
 
-    example = messages.load_all(REPO)["mnn-broadcast-error"].example
-    if re.search(r"dim1 = \d+, dim2 = \d+", example)[0] != numbers:
-        assert re.search(r"dim1 = \d+, dim2 = \d+", example)[0] not in reply  # never the catalogue's sample
-    assert f"{PUBLISHED}messages/mnn-broadcast-error/" in reply
+    # the message page of the user's line, found by the index's own patterns
+    m = next(m for m in messages.load_all(REPO).values() if re.search(m.pattern, line))
+    if re.search(r"dim1 = \d+, dim2 = \d+", m.example)[0] != numbers:
+        assert re.search(r"dim1 = \d+, dim2 = \d+", m.example)[0] not in reply  # never the catalogue's sample
+    assert f"{PUBLISHED}messages/{m.id}/" in reply
     assert len(reply.splitlines()) <= 30
 
 

@@ -45,13 +45,13 @@ def statuses(records):
 
 
 def _entries_to_measure(statuses) -> list[str]:
-    """Entries with a verified workaround and a measured bug: the QDQ one users ask about most, the entry
+    """Entries with a verified workaround and a measured bug: the one most upstream threads report, the entry
     with the longest status tables, and the one with the longest title (it pushes everything down)."""
     from convkb.site.pages import answer
 
     fit = [s for s, st in statuses.items() if s in BY_SLUG and (a := answer(BY_SLUG[s], st))["workaround"]
            and a["engines"]]
-    picks = {"mnn-qdq-input-permutation"} & set(fit)
+    picks = {max(fit, key=lambda s: (len(BY_SLUG[s].meta.upstream), s))}
     picks.add(max(fit, key=lambda s: (sum(len(es.checks) for es in statuses[s].engines), s)))
     picks.add(max(fit, key=lambda s: (len(BY_SLUG[s].meta.title), s)))
     return sorted(picks)

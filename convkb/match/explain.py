@@ -104,7 +104,7 @@ class Explained:
         """An engine message that names this entry by itself: not a symptom, not a generic message."""
         if h.rule.weak:
             return False
-        named = _LAYER.search(h.line)
+        named = LAYER_LINE.search(h.line)
         if named and native_ncnn_layer(named[1]):
             return False  # ncnn has a layer of that name: a build without it prints this too, for any converter
         if not h.rule.sig.message:
@@ -123,7 +123,7 @@ class Explained:
                     None)
 
 
-_LAYER = re.compile(r"layer (\S+) not exists or registered", re.IGNORECASE)
+LAYER_LINE = re.compile(r"layer (\S+) not exists or registered", re.IGNORECASE)
 
 
 def native_ncnn_layer(name: str) -> bool:
@@ -137,16 +137,16 @@ def _native_ncnn_layers() -> frozenset[str]:
         try:
             import ncnn  # its layer registry only: nothing is run
 
-            _NATIVE = frozenset(n for n in _NCNN_LAYER_NAMES if ncnn.layer_to_index(n) >= 0)
+            _NATIVE = frozenset(n for n in NCNN_LAYER_NAMES if ncnn.layer_to_index(n) >= 0)
         except ImportError:
-            _NATIVE = frozenset(_NCNN_LAYER_NAMES)
+            _NATIVE = frozenset(NCNN_LAYER_NAMES)
     return _NATIVE
 
 
 _NATIVE: frozenset[str] | None = None
 # The layer names ncnn's src/CMakeLists.txt registers (ncnn_add_layer), checked against the installed
 # ncnn's registry where it is there.
-_NCNN_LAYER_NAMES = """AbsVal ArgMax BatchNorm Bias BNLL Concat Convolution Crop Deconvolution Dropout Eltwise ELU Embed
+NCNN_LAYER_NAMES = """AbsVal ArgMax BatchNorm Bias BNLL Concat Convolution Crop Deconvolution Dropout Eltwise ELU Embed
 Exp Flatten InnerProduct Input Log LRN MemoryData MVN Pooling Power PReLU Proposal Reduction ReLU Reshape ROIPooling
 Scale Sigmoid Slice Softmax Split SPP TanH Threshold Tile RNN LSTM BinaryOp UnaryOp ConvolutionDepthWise Padding
 Squeeze ExpandDims Normalize Permute PriorBox DetectionOutput Interp DeconvolutionDepthWise ShuffleChannel
@@ -243,7 +243,7 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
         if h.rule.sig.id not in per or h.order() < per[h.rule.sig.id].order():
             per[h.rule.sig.id] = h
     explained = []
-    claims = _op_claims(entries)
+    claims = op_claims(entries)
     for e in entries:
         per = found.get(e.slug, {})
         proof = evidence(e, whole, claims)
@@ -322,7 +322,7 @@ def _search(pattern: str, text: str, low: str | None = None) -> re.Match | None:
 _WILDCARD = re.compile(r"\\[wWsSdD]|(?<!\\)[.\[]")  # a class that stands for any op name
 
 
-def _op_claims(entries: list[Entry]) -> list[tuple[str, re.Pattern]]:
+def op_claims(entries: list[Entry]) -> list[tuple[str, re.Pattern]]:
     """(entry, regex) for each log signature that names its op literally ('Gather not supported yet'):
     a line such a pattern matches is claimed by that entry, whatever its own evidence says."""
     out = []
@@ -356,7 +356,7 @@ def evidence(e: Entry, whole: str, claims: list[tuple[str, re.Pattern]] = ()) ->
                         continue
                     if "\n" not in m.group(0) and not _shape_failure_after(e, s, whole, m.end()):
                         continue  # an unknown op with nothing downstream failing: not this entry's mechanism
-                if (layer := _LAYER.search(m.group(0))) and native_ncnn_layer(layer[1]):
+                if (layer := LAYER_LINE.search(m.group(0))) and native_ncnn_layer(layer[1]):
                     continue  # a bare name of a native ncnn layer is no evidence (a build may leave it out)
                 if "\n" not in m.group(0) and _claimed_by_another(e, whole, m, claims):
                     continue
@@ -503,7 +503,7 @@ def _as_text(name: str, ranked: list[Explained], seen: list[Message] | None = No
             if checks:
                 out.append(f"   to confirm it, check that {'; or '.join(checks)}")
         out.append(f"   page: {page_url(x.entry.slug)}")
-    out += _ambiguous(ranked, seen or [], entries or [x.entry for x in ranked])
+    out += _ambiguous(ranked, seen or [], entries or [x.entry for x in ranked]) + _uncited(ranked, seen or [])
     return "\n".join(out)
 
 
@@ -525,14 +525,16 @@ def _ambiguous(ranked: list[Explained], seen: list[Message], entries: list[Entry
         if len(m.causes) > CAUSES_SHOWN:
             out.append(f"   and {len(m.causes) - CAUSES_SHOWN} more")
         out.append(f"   what tells them apart: {message_url(m.id)}")
-    # A message no result above cites (the results came from other lines or from words): its page still
-    # lists its known causes.
-    cited = {h.rule.sig.message for x in ranked for h in x.hits}
-    for m in seen:
-        if m.id not in cited:
-            out += ["", f"The log also shows \"{m.shown}\", a {'generic ' * m.generic}message with "
-                        f"{len(m.causes)} known upstream causes: {message_url(m.id)}"]
     return out
+
+
+def _uncited(ranked: list[Explained], seen: list[Message]) -> list[str]:
+    """Each indexed message the log shows that no result cites (the results came from other lines or from
+    words): its page still lists its known causes."""
+    cited = {h.rule.sig.message for x in ranked for h in x.hits}
+    return [line for m in seen if m.id not in cited
+            for line in ("", f"The log also shows \"{m.shown}\", a {'generic ' * m.generic}message with "
+                             f"{len(m.causes)} known upstream causes: {message_url(m.id)}")]
 
 
 def _query(line: str | None) -> str:

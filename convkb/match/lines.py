@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from convkb.entries import Entry
-from convkb.match.explain import _LAYER, _NCNN_LAYER_NAMES, _op_claims, literal_chars
+from convkb.match.explain import LAYER_LINE, NCNN_LAYER_NAMES, op_claims, literal_chars
 from convkb.schema import Message
 
 ENTRY, MESSAGE = "entry", "message"
@@ -100,7 +100,7 @@ class Table:
                     add(f"{e.slug}/", ENTRY, rx, evidence=True)
         for m in messages.values():
             add(f"messages/{m.id}/", MESSAGE, m.pattern, evidence=False)
-        claims = [r for slug, rx in _op_claims(entries) if (r := rule(f"{slug}/", ENTRY, rx.pattern, False))]
+        claims = [r for slug, rx in op_claims(entries) if (r := rule(f"{slug}/", ENTRY, rx.pattern, False))]
         causes = {}
         for m in messages.values():
             citing = [e for e in entries if any(s.message == m.id for s in e.meta.signatures)]
@@ -113,7 +113,7 @@ class Table:
         # ncnn's source list, not the installed registry: the site is built where no engine is installed.
         engines = {f"{e.slug}/": list(e.meta.engines) for e in entries}
         engines.update({f"messages/{m.id}/": list(m.engines) for m in messages.values()})
-        return cls(rules, claims, sorted(_NCNN_LAYER_NAMES), causes, engines)
+        return cls(rules, claims, sorted(NCNN_LAYER_NAMES), causes, engines)
 
     def pages(self, text: str) -> list[str]:
         hits = []
@@ -122,7 +122,7 @@ class Table:
             if not m:
                 continue
             if r.kind == ENTRY:
-                layer = _LAYER.search(m.group(0))
+                layer = LAYER_LINE.search(m.group(0))
                 if layer and layer[1] in self.native:
                     continue
                 if r.evidence and any(c.page != r.page and c.regex.search(text) for c in self.claims):

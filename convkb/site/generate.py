@@ -35,6 +35,9 @@ class Site:
     nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name), home first
     statuses: dict[str, EntryStatus] = field(default_factory=dict)  # slug -> status
     message_nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name): the "Messages" section
+    # The search box's scripts (asset path -> text), written out from kb explain's own rules: pasted noise,
+    # the pages a line names, the words' ranking.
+    scripts: dict[str, str] = field(default_factory=dict)
 
 
 def render(root: Path | None = None, records: Path | None = None, entries: list[Entry] | None = None) -> Site:
@@ -60,22 +63,33 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
         site.nav.append((f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))
         rows.append((e, st))
     site.pages[HOME] = pages.home_page(rows)
-    _message_pages(site, root, entries)
+    _message_pages(site, known, entries)
+    site.scripts = _scripts(entries, known)
     site.nav.sort(key=lambda t: t[0])
     site.nav.insert(0, ("Home", HOME))
     site.redirects = _redirects(entries)
     return site
 
 
-def _message_pages(site: Site, root: Path, entries: list[Entry]) -> None:
+def _message_pages(site: Site, known: dict, entries: list[Entry]) -> None:
     """One page per message of the index (repros/_messages/), at /messages/<id>/."""
-    from convkb import messages
     from convkb.site import messages as message_pages
 
-    for m in messages.load_all(root, entries).values():
+    for m in known.values():
         name = message_pages.page_name(m.id)
         site.pages[name] = message_pages.message_page(m, entries, site.statuses)
         site.message_nav.append((m.shown, name))
+
+
+def _scripts(entries: list[Entry], known: dict) -> dict[str, str]:
+    """The search box's scripts, named in mkdocs.yml's extra_javascript before kb.js."""
+    from convkb.match import noise
+    from convkb.match.lines import Table
+    from convkb.match.words import SiteIndex
+
+    return {"assets/kb-noise.js": noise.javascript(),  # what a pasted line carries besides its message
+            "assets/kb-lines.js": Table.build(entries, known).javascript(),  # the pages a line names by itself
+            "assets/kb-words.js": SiteIndex(entries, known).javascript()}  # the pages the query's words rank first
 
 
 def _redirects(entries: list[Entry]) -> dict[str, str]:

@@ -12,16 +12,10 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 from convkb.errors import KBError
-from convkb import entries, messages
-from convkb.match import noise
-from convkb.match.lines import Table
-from convkb.match.words import SiteIndex
 from convkb.site import generate
 
 GENERATED = "entries"  # docs/entries/: generated, gitignored
-NOISE_JS = "assets/kb-noise.js"  # named in mkdocs.yml's extra_javascript, before kb.js
-LINES_JS = "assets/kb-lines.js"  # likewise
-WORDS_JS = "assets/kb-words.js"  # likewise
+_SCRIPTS: dict[str, str] = {}  # the search box's scripts of the last build (generate.Site.scripts)
 
 
 def corpus_root(config) -> Path:
@@ -35,6 +29,8 @@ def on_config(config):
         site = generate.build(Path(config.docs_dir) / GENERATED, root, generate.records_dir(root))
     except (KBError, OSError) as e:  # a broken entry or a missing corpus: one line, no traceback
         raise PluginError(f"kb: {e}") from None
+    _SCRIPTS.clear()
+    _SCRIPTS.update(site.scripts)
     config.nav = [{title: f"{GENERATED}/{name}"} for title, name in site.nav]
     if site.message_nav:  # the message index: /messages/<id>/
         # mkdocs prints nav titles as HTML: a message's <placeholder> must reach the reader as text
@@ -66,20 +62,9 @@ def on_files(files: Files, config) -> Files:
         files.remove(f)
         files.append(File(f.src_uri, f.src_dir, f.dest_dir, f.use_directory_urls, dest_uri=dest,
                           inclusion=f.inclusion))
-    # The search box strips pasted noise by kb explain's own rules, written out from their one definition.
-    files.append(File.generated(config, NOISE_JS, content=noise.javascript()))
-    # A pasted engine line's own pages (an entry it is evidence for, its message page) come first, by kb
-    # explain's rules (convkb/match/lines.py).
-    root = corpus_root(config)
-    try:
-        corpus = entries.load_all(root)
-        index = messages.load_all(root, corpus)
-        table = Table.build(corpus, index)
-    except (KBError, OSError) as e:
-        raise PluginError(f"kb: {e}") from None
-    files.append(File.generated(config, LINES_JS, content=table.javascript()))
-    # Then the pages that share the query's words, ranked by kb explain's BM25 (convkb/match/words.py).
-    files.append(File.generated(config, WORDS_JS, content=SiteIndex(corpus, index).javascript()))
+    # The search box reads pasted text by kb explain's own rules, written out from their one definition.
+    for path, text in _SCRIPTS.items():
+        files.append(File.generated(config, path, content=text))
     return files
 
 
