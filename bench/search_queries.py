@@ -18,26 +18,19 @@ not exist), never on low figures.
 from __future__ import annotations
 
 import argparse
-import functools
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
 import yaml
 
+from convkb.site import searchbox
+
 REPO = Path(__file__).resolve().parents[1]
 QUERIES = REPO / "bench" / "search" / "queries.yaml"
-RESULTS = ".md-search-result__list > li"
-ZH_PROBE = "量化"  # a Chinese word several entries use: the worker's segmenter is loaded once it finds pages
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -95,40 +88,15 @@ def build(tmp: Path) -> Path:
         for f in src.glob("*.jsonl"):
             shutil.copy(f, records / f.name)
     site = tmp / "site"
-    code = ("import sys; from pathlib import Path; from convkb.site import build_site; "
-            "build_site(Path(sys.argv[1]), docs_dir=Path(sys.argv[2]), strict=True)")
-    p = subprocess.run([sys.executable, "-c", code, str(site), str(tmp / "docs")], capture_output=True, text=True,
-                       env={**os.environ, "KB_RECORDS": str(records)}, cwd=REPO)
+    p = searchbox.build(site, tmp / "docs", records, cwd=REPO)
     if p.returncode != 0:
         raise SetupError(f"the site build failed:\n{p.stderr[-2000:]}")
     return site
 
 
-def chromium_path() -> str | None:
-    for candidate in (os.environ.get("KB_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 def search(page, query: str) -> list[str]:
     """Type `query` into the box; the result pages' paths, best first ([] for "no result")."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    box = page.locator("input.md-search__input")
-    box.fill("")
-    box.press("End")  # material reads the box on keyup
-    page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length === 0")
-    box.fill(query)
-    box.press("End")
-    try:
-        page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=10_000)
-    except PlaywrightTimeout:
-        return []
-    groups = page.locator(RESULTS)
-    hrefs = [groups.nth(i).locator("a").first.get_attribute("href") for i in range(groups.count())]
-    return [urlparse(h).path.strip("/") for h in hrefs]
+    return [urlparse(h).path.strip("/") for h in searchbox.search(page, query)]
 
 
 def run_queries(queries: list[dict], site: Path) -> None:
@@ -136,31 +104,21 @@ def run_queries(queries: list[dict], site: Path) -> None:
         from playwright.sync_api import sync_playwright
     except ImportError:
         raise SetupError("playwright is not installed (pip install -e '.[test]')")
-    exe = chromium_path()
+    exe = searchbox.chromium_path()
     if exe is None:
         raise SetupError("no Chromium found (apt-get install chromium, or set KB_CHROMIUM)")
-
-    class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
-            box = page.locator("input.md-search__input")
-            box.click()
-            box.fill(ZH_PROBE)
-            box.press("End")
-            page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=120_000)
-            for q in queries:
-                q["hits"] = search(page, q["q"])
-            browser.close()
-    finally:
-        server.shutdown()
+    with searchbox.served(site) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=searchbox.CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url)
+        box = page.locator("input.md-search__input")
+        box.click()
+        box.fill(searchbox.ZH_PROBE)
+        box.press("End")
+        page.wait_for_function(f"document.querySelectorAll('{searchbox.RESULTS}').length > 0", timeout=120_000)
+        for q in queries:
+            q["hits"] = search(page, q["q"])
+        browser.close()
 
 
 def pct(a: int, b: int) -> str:

@@ -10,15 +10,10 @@ the tests skip, except under CI (env CI set), where a missing browser must not p
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
 import shutil
-import subprocess
-import sys
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -26,11 +21,11 @@ import pytest
 
 from convkb.entries import Entry, load_all
 from convkb.match import noise
+from convkb.site import searchbox
+from convkb.site.searchbox import CHROMIUM_ARGS, RESULTS, ZH_PROBE, chromium_path
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ENTRIES = load_all(REPO)
 BY_SLUG = {e.slug: e for e in ENTRIES}
 
@@ -105,27 +100,17 @@ def _words(e) -> set[str]:
     """An entry's words for a topic: its tags and its synonyms, lower case."""
     return {w.lower() for w in [*e.meta.tags, *e.meta.synonyms]}
 GENERIC = {m.id for m in _messages_index().values() if m.generic}
-RESULTS = ".md-search-result__list > li"
 
 
 def _id(case) -> str:
     s, w, q, _ = case.values if hasattr(case, "values") else case
     return f"{s}:{w}:{q[:40]}"
-ZH_PROBE = "量化"  # a Chinese word several entries use
 
 
 def unavailable(reason: str):
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI is set, so this is a failure, not a skip)", pytrace=False)
     pytest.skip(reason)
-
-
-def chromium_path() -> str | None:
-    for candidate in (os.environ.get("KB_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -162,24 +147,10 @@ def base_url(tmp_path_factory, records):
     """The site of this checkout (entries and records as they are), served on a free local port."""
     tmp = tmp_path_factory.mktemp("browser-site")
     site = tmp / "site"
-    # Built in a fresh Python: the search index's Chinese words come from jieba's global state, which
-    # other tests in this process may have changed.
-    code = ("import sys; from pathlib import Path; from convkb.site import build_site; "
-            "build_site(Path(sys.argv[1]), docs_dir=Path(sys.argv[2]), strict=True)")
-    p = subprocess.run([sys.executable, "-c", code, str(site), str(tmp / "docs")], capture_output=True, text=True,
-                       env={**os.environ, "KB_RECORDS": str(records)})
+    p = searchbox.build(site, tmp / "docs", records, cwd=REPO)
     assert p.returncode == 0, p.stderr[-2000:]
-
-    class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    thread.join()
+    with searchbox.served(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -213,23 +184,11 @@ def search_page(context, base_url):
 
 def search(page, query: str, empty_ok: bool = False) -> list[str]:
     """Type `query` into the search box; the addresses of the result groups, best first."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    box = page.locator("input.md-search__input")
-    box.fill("")
-    box.press("End")  # material reads the box on keyup
-    page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length === 0")
-    box.fill(query)
-    box.press("End")
-    try:
-        page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=10_000)
-    except PlaywrightTimeout:
-        if empty_ok:
-            return []
+    hits = searchbox.search(page, query)
+    if not hits and not empty_ok:
         meta = page.locator(".md-search-result__meta").inner_text()
         pytest.fail(f"no search result for {query!r} ({meta})", pytrace=False)
-    groups = page.locator(RESULTS)
-    return [groups.nth(i).locator("a").first.get_attribute("href") for i in range(groups.count())]
+    return hits
 
 
 def _entries(hits: list[str], *, entries_only: bool = False) -> list[str]:
