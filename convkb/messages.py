@@ -7,6 +7,7 @@ lists the upstream causes that are not entries; the entries that show it cite it
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -59,6 +60,11 @@ def load_all(root: Path | None = None, entries: list[Entry] | None = None) -> di
             if s.message and s.message not in found:
                 raise KBError(e.page, f"field 'signatures.{i}.message': no message {s.message!r} in "
                                       f"repros/{FOLDER}/")
+            # a line the index knows is that message's instance: uncited, one cause's evidence would read as proof
+            known = [m.id for m in found.values() if s.kind == "log" and s.example and re.search(m.pattern, s.example)]
+            if known and s.message not in known:
+                raise KBError(e.page, f"field 'signatures.{i}.message': the example is the line of message "
+                                      f"{known[0]!r} (repros/{FOLDER}/{known[0]}.yaml): cite it")
     return found
 
 

@@ -302,6 +302,16 @@ def test_a_bad_message_file_is_one_line_naming_file_and_field(change, field, fix
     assert "\n" not in str(e.value)
 
 
+def test_an_entry_line_that_is_a_known_message_must_cite_it(fixture_corpus):
+    """Uncited, a generic line would read as the entry's own proof (a bare `extract ... failed` did for KB059)."""
+    page = fixture_corpus / "repros" / "fake-custom-op-broadcast" / "README.md"
+    page.write_text(page.read_text().replace("    message: fake-broadcast-error\n", ""))
+    with pytest.raises(KBError) as e:
+        messages.load_all(fixture_corpus, load_all(fixture_corpus))
+    assert "fake-custom-op-broadcast/README.md" in str(e.value) and "cite it" in str(e.value)
+    assert "'fake-broadcast-error'" in str(e.value) and "\n" not in str(e.value)
+
+
 def test_real_corpus_citations_resolve():
     """Every message the corpus's entries cite is in its index, and every index file is valid."""
     messages.load_all(ROOT, load_all(ROOT))

@@ -57,6 +57,14 @@ def teach_segmenter(entries: list[Entry]) -> None:
                     jieba.add_word(word, freq=TAUGHT_FREQ)
 
 
+@functools.cache
+def _stop(word: str) -> bool:
+    """A stop word, or Chinese made only of stop words (转换失败 is 转换 + 失败: it tells nothing apart either)."""
+    if word in STOP:
+        return True
+    return bool(_CJK.fullmatch(word)) and any(word[:i] in STOP and _stop(word[i:]) for i in range(1, len(word)))
+
+
 def tokens(text: str) -> list[str]:
     """Lowercased English words and jieba's Chinese words, without stop words."""
     low = text.lower()
@@ -64,7 +72,7 @@ def tokens(text: str) -> list[str]:
     for run in _CJK.findall(low):
         # One-character words are mostly particles (把, 被, 里, 对): they match every entry's Chinese text alike.
         out += [w for w in _jieba().lcut_for_search(run) if len(w) > 1]
-    return [w for w in out if w and w not in STOP and not w.isdigit()]
+    return [w for w in out if w and not _stop(w) and not w.isdigit()]
 
 
 def document(e: Entry) -> list[str]:
@@ -75,6 +83,7 @@ def document(e: Entry) -> list[str]:
     for p in m.trigger:
         parts += [p.summary, *(str(n.op) for n in p.nodes.values() if getattr(n, "op", None))]
     parts += [s.summary for s in m.signatures]
+    parts += [u.note for u in m.upstream]
     return tokens(" ".join(parts))
 
 
