@@ -97,3 +97,10 @@ def variants():
     yield case("relu-gru", block(norm="relu", mixer="gru"))  # near miss
     yield case("ln-bt-mha", block(norm="ln-bt"))  # near miss: the workaround
     yield case("ln-bt-gru", block(norm="ln-bt", mixer="gru"))  # near miss: the workaround
+    # Below opset 17 torch writes nn.LayerNorm as ReduceMean, Sub, Pow, ... Div, Mul, Add: pnnx from ONNX
+    # fuses them back into a LayerNorm (test_checks.py measures these from the ONNX file).
+    yield case("ln-mha-opset14", block(), opset=14)
+    yield case("ln-gru-opset14", block(mixer="gru"), opset=14)
+    yield case("ln-mha-opset14-sim", block(), opset=14, simplify=True)
+    yield case("relu-mha-opset14", block(norm="relu"), opset=14)  # near miss
+    yield case("ln-bt-mha-opset14", block(norm="ln-bt"), opset=14)  # near miss: the workaround

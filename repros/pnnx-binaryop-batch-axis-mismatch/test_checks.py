@@ -9,6 +9,8 @@ BUG = ["batch-axis-mismatch", "wrong-values", "wrong-shape", "ncnn-crash"]
 TOL = dict(atol=2e-3, rtol=1e-3)
 VARIANTS = ["ln-mha", "ln-mha-opset18", "ln-mha-batch2", "ln-gru", "ln-lstm", "encoder", "relu-mha", "linear-mha",
             "relu-gru", "ln-bt-mha", "ln-bt-gru"]
+# opset 14 writes the LayerNorm as its arithmetic: only the ONNX file has that form
+DECOMPOSED = ["ln-mha-opset14", "ln-gru-opset14", "ln-mha-opset14-sim", "relu-mha-opset14", "ln-bt-mha-opset14"]
 
 
 def via_pnnx(s, source, case):
@@ -75,3 +77,9 @@ def torchscript_ln_gru_norm_batch_first(s):
 def variant(s, case):
     """pnnx from the traced TorchScript (pnnx's own input), run by ncnn as pnnx's script feeds it."""
     return ts(s, case)
+
+
+@checks.variants("pnnx", BUG, DECOMPOSED, needs=["ncnn"], **TOL)
+def variant_onnx(s, case):
+    """pnnx from the ONNX export, where a LayerNorm below opset 17 is ReduceMean ... Div, Mul, Add."""
+    return onnx(s, case)
