@@ -19,6 +19,7 @@ from convkb import engines, versions
 from convkb.artifacts import Artifacts, PreparationFailed, prepare
 from convkb.child import StepFailed, StepResult
 from convkb.compare import Comparison, Outputs, compare
+from convkb.engines.base import Unavailable
 from convkb.checks import Check, Checks, load_checks  # noqa: F401 -- the authoring API
 from convkb.entries import Entry
 from convkb.errors import KBError
@@ -122,6 +123,8 @@ def run_check(entry: Entry, check: Check) -> Record:
                 comparison = compare(got, ref, check.atol, check.rtol, check.range_tol)
         except StepFailed as e:
             failed = e.step
+        except Unavailable as e:
+            return record(Verdict.SKIPPED, str(e))
         except RewriteDiffers as e:
             return record(Verdict.BROKEN, str(e), fingerprint="the rewrite differs from the original in torch")
         except PreparationFailed as e:

@@ -222,3 +222,58 @@ def test_options_are_set_before_the_layers_are_made(tmp_path):
         assert not np.allclose(got[True], want), got
     step, _ = run_worker(tmp_path, RELU, x, options={"use_no_such_thing": True})
     assert not step.ok and "no option 'use_no_such_thing'" in step.output
+
+
+# x * 1000 after a Linear: 160000 fits float32 but not fp16 (max 65504), which ncnn's Vulkan path stores
+# activations in by default; its CPU path on x86 keeps them float32.
+BIG = """7767517
+3 3
+Input            in0                      0 1 in0
+InnerProduct     fc0                      1 1 in0 fc0 0=4 1=0 2=64
+BinaryOp         mul0                     1 1 fc0 out0 0=2 1=1 2=1000.0
+"""
+
+
+def _big(tmp_path):
+    (tmp_path / "big.bin").write_bytes(np.zeros(1, np.uint32).tobytes() + np.full((4, 16), 10, np.float32).tobytes())
+    np.savez(tmp_path / "in.npz", in0=np.ones((1, 16), np.float32))
+    return dict(param=str(tmp_path / "big.param"), bin=str(tmp_path / "big.bin"), feed=str(tmp_path / "in.npz"),
+                out=str(tmp_path / "out.npz"), blobs_in=["in0"], blobs_out={"out0": "out0"})
+
+
+def test_vulkan_without_a_device_is_refused_not_run_on_the_cpu(tmp_path, monkeypatch):
+    """ncnn quietly runs on the CPU when it finds no Vulkan device: a GPU check would then judge the CPU."""
+    from convkb.engines import ncnn as driver
+    from convkb.engines.base import Unavailable
+    from convkb.workers.ncnn import NO_DEVICE
+
+    (tmp_path / "big.param").write_text(BIG)
+    monkeypatch.setenv("VK_ICD_FILENAMES", str(tmp_path / "no-such-icd.json"))  # hides every Vulkan driver
+    step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=120, options={"use_vulkan_compute": True},
+                        **_big(tmp_path))
+    assert step.returncode == 1 and NO_DEVICE in step.output, step.output[-500:]
+    assert not (tmp_path / "out.npz").exists()
+    driver.vulkan_device.cache_clear()
+    try:
+        s = FakeSession(tmp_path, np.ones((1, 16), np.float32), np.full((1, 4), 160000, np.float32))
+        with pytest.raises(Unavailable, match="no Vulkan device"):
+            driver.NCNN(s).run(tmp_path / "big.param", tmp_path / "big.bin", "case", ["in0"], ["out0"],
+                               options={"use_vulkan_compute": True})
+        assert s.steps == []
+    finally:
+        driver.vulkan_device.cache_clear()
+
+
+def test_vulkan_runs_on_the_device(tmp_path):
+    """Where a device exists (a GPU, or Mesa's lavapipe), the run is the GPU's: fp16 storage overflows."""
+    from convkb.engines.ncnn import vulkan_device
+
+    if vulkan_device() is None:
+        pytest.skip("no Vulkan device here (apt-get install mesa-vulkan-drivers gives a software one)")
+    (tmp_path / "big.param").write_text(BIG)
+    for gpu, want in ((False, 160000.0), (True, np.inf)):
+        step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=120, options={"use_vulkan_compute": gpu},
+                            **_big(tmp_path))
+        assert step.ok, step.output[-500:]
+        with np.load(tmp_path / "out.npz") as z:
+            assert z["out0"].tolist() == [[want] * 4]

@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from convkb.harness import Session
 
 
+class Unavailable(Exception):
+    """The engine is installed but cannot run what the check asks for here (no Vulkan device): the check is
+    skipped, never judged, so a run that fell back to another device cannot read as "fixed"."""
+
+
 class Engine:
     name: str = ""  # its key in convkb.engines.ENGINES, which holds everything else about it
 

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import functools
+import sys
 from pathlib import Path
 
 from convkb import child
 from convkb.compare import Outputs
-from convkb.engines.base import Engine
-from convkb.workers.ncnn import LEADING
+from convkb.engines.base import Engine, Unavailable
+from convkb.workers.ncnn import LEADING, NO_DEVICE
+
+
+@functools.cache
+def vulkan_device() -> str | None:
+    """The name of the Vulkan device ncnn would use here (a GPU, or Mesa's lavapipe), or None."""
+    probe = ("import ncnn\nif ncnn.get_gpu_count():\n    print('device:', ncnn.get_gpu_info(0).device_name())\n"
+             "    ncnn.destroy_gpu_instance()")
+    r = child.run_command("ncnn vulkan probe", [sys.executable, "-c", probe], timeout=120)
+    found = [ln for ln in r.output.splitlines() if ln.startswith("device: ")]
+    return found[-1].removeprefix("device: ").strip() if r.returncode == 0 and found else None
 
 
 class NCNN(Engine):
@@ -26,9 +38,13 @@ class NCNN(Engine):
         - `batch=True` for a .param pnnx did not write: every input is fed as it is.
 
         `options`: ncnn.Option fields to set before loading (e.g. {"use_fp16_storage": False}); ncnn's own
-        defaults otherwise, as a user's program has them.
+        defaults otherwise, as a user's program has them. `use_vulkan_compute=True` runs on the Vulkan
+        device, and raises Unavailable where there is none (ncnn would quietly run on the CPU).
         """
         from convkb.engines.pnnx import feeding
+
+        if (options or {}).get("use_vulkan_compute") and vulkan_device() is None:
+            raise Unavailable(f"{NO_DEVICE} (Mesa's software one: apt-get install mesa-vulkan-drivers)")
 
         pnnx = feeding(param) if batch is not False else None
         if pnnx is not None:

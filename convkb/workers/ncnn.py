@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+NO_DEVICE = "ncnn: no Vulkan device here for use_vulkan_compute"
+
 # How an input is fed / an output read, per blob (JSON-friendly, from convkb.engines.ncnn):
 LEADING = "leading"  # classic ncnn (onnx2ncnn, hand-written): a leading 1 is dropped / added back
 # None: as it is; an int k: pnnx's batch axis k, squeezed on the way in and unsqueezed on the way out.
@@ -61,6 +63,9 @@ def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], b
         if not hasattr(net.opt, key):
             sys.exit(f"ncnn: no option {key!r} in this ncnn's Option")
         setattr(net.opt, key, value)
+    gpu = bool(net.opt.use_vulkan_compute)
+    if gpu and ncnn.get_gpu_count() == 0:
+        sys.exit(NO_DEVICE)  # ncnn would run on the CPU instead, and the check would judge the wrong device
     # extract() on a net that failed to load segfaults: stop here, with one line, before any input.
     if net.load_param(param) != 0:
         sys.exit(f"ncnn: load_param failed for {Path(param).name}")
@@ -96,3 +101,6 @@ def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], b
     del ex
     alive.clear()
     np.savez(out, **result)
+    if gpu:  # before the interpreter unloads ncnn, or its Vulkan instance is torn down after the driver
+        del net
+        ncnn.destroy_gpu_instance()
