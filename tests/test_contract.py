@@ -175,6 +175,16 @@ def test_a_check_that_returns_nothing_is_an_error_not_fixed(fixture_entry):
     assert "test_checks.py: check 'silu' returned no outputs" in rec.detail
 
 
+def test_a_check_its_engine_cannot_run_here_is_skipped_not_judged(fixture_entry):
+    """A driver's Unavailable (no Vulkan device, say) is no observation: never `fixed` from a run that did not happen."""
+    folder = fixture_entry(GUARD)
+    edit(folder / "test_checks.py", "    return s.onnxruntime.run(",
+         "    from convkb.engines.base import Unavailable\n    raise Unavailable('no Vulkan device here')\n"
+         "    return s.onnxruntime.run(")
+    rec = _run(folder, "silu")
+    assert rec.verdict == "skipped" and rec.detail == "no Vulkan device here"
+
+
 def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(fixture_entry, corpus):
     from datetime import datetime, timezone
 
