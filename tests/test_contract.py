@@ -185,6 +185,24 @@ def test_a_check_its_engine_cannot_run_here_is_skipped_not_judged(fixture_entry)
     assert rec.verdict == "skipped" and rec.detail == "no Vulkan device here"
 
 
+def test_under_ci_a_missing_device_skips_but_a_missing_engine_fails(fixture_entry, corpus, monkeypatch):
+    """CI=1 installs every engine, so a check skipped for want of one is a broken setup; a machine without a
+    Vulkan device is not."""
+    folder = fixture_entry(GUARD)
+    edit(folder / "test_checks.py", "    return s.onnxruntime.run(",
+         "    from convkb.engines.base import Unavailable\n    raise Unavailable('no Vulkan device here')\n"
+         "    return s.onnxruntime.run(")
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.setenv("NCNN_SRC", str(corpus))  # CI builds onnx2ncnn: every engine counts as installed
+    p = pytest_run(corpus, "-k", "silu and not contract")
+    assert "1 skipped" in p.stdout and "no Vulkan device here" in p.stdout and "failed" not in p.stdout, p.stdout[-800:]
+    edit(folder / "test_checks.py", '@checks.bug("onnxruntime", ["drift"])',
+         '@checks.bug("onnxruntime", ["drift"], needs=["onnx2ncnn"])')
+    monkeypatch.setenv("ONNX2NCNN", str(corpus / "no-such-onnx2ncnn"))
+    p = pytest_run(corpus, "-k", "silu and not contract")
+    assert "1 failed" in p.stdout and "CI=1, but" in p.stdout, p.stdout[-800:]
+
+
 def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(fixture_entry, corpus):
     from datetime import datetime, timezone
 

@@ -15,7 +15,9 @@ from convkb.workers.ncnn import LEADING, NO_DEVICE
 @functools.cache
 def vulkan_device() -> str | None:
     """The name of the Vulkan device ncnn would use here (a GPU, or Mesa's lavapipe), or None."""
-    probe = ("import ncnn\nif ncnn.get_gpu_count():\n    print('device:', ncnn.get_gpu_info(0).device_name())\n"
+    # device_name() is newer than Vulkan support (ncnn 1.0.20231027 has a device but not the name)
+    probe = ("import ncnn\nif ncnn.get_gpu_count():\n    info = ncnn.get_gpu_info(0)\n"
+             "    print('device:', info.device_name() if hasattr(info, 'device_name') else 'unnamed')\n"
              "    ncnn.destroy_gpu_instance()")
     r = child.run_command("ncnn vulkan probe", [sys.executable, "-c", probe], timeout=120)
     found = [ln for ln in r.output.splitlines() if ln.startswith("device: ")]
