@@ -68,9 +68,9 @@ def _child_env() -> dict[str, str]:
 
 
 def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
-                shown: str | None = None) -> StepResult:
+                shown: str | None = None, env: dict[str, str] | None = None) -> StepResult:
     start = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=cwd, env=_child_env(), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(argv, cwd=cwd, env={**_child_env(), **(env or {})}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     timed_out = False
     try:
@@ -93,11 +93,13 @@ def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
 
 
 def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
-                 shown: str | None = None, **kwargs: Any) -> StepResult:
-    """Call `module:function(**kwargs)` in a fresh Python; it reports through the files it writes."""
+                 shown: str | None = None, python: list[str] | None = None, env: dict[str, str] | None = None,
+                 **kwargs: Any) -> StepResult:
+    """Call `module:function(**kwargs)` in a fresh Python (this one, or the command `python`, e.g. an
+    emulated aarch64 one: convkb.tools.arm64); it reports through the files it writes."""
     payload = json.dumps({"target": target, "kwargs": kwargs})
-    return run_command(name, [sys.executable, "-m", "convkb.child", payload], timeout=timeout, cwd=cwd,
-                       shown=shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})")
+    return run_command(name, [*(python or [sys.executable]), "-m", "convkb.child", payload], timeout=timeout, cwd=cwd,
+                       shown=shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})", env=env)
 
 
 def unbuffer_c_stdio() -> None:

@@ -215,14 +215,20 @@ app.add_typer(tools_app, name="tools")
 
 @tools_app.command("build")
 def tools_build(
-    tool: Annotated[str, typer.Argument(help="the tool to build: onnx2ncnn")] = "onnx2ncnn",
+    tool: Annotated[str, typer.Argument(help="the tool to build: onnx2ncnn, or arm64 (an emulated arm64 CPU for ncnn)")] = "onnx2ncnn",
     ncnn_src: Annotated[Optional[Path], typer.Option(help="an ncnn checkout (or a folder with its tools/onnx sources and NCNN_COMMIT) to build from; default: $NCNN_SRC")] = None,
 ) -> None:
-    """Build onnx2ncnn into .kb/tools/ (cached by the sources' hash) and print its path."""
+    """Build onnx2ncnn into .kb/tools/ (cached by the sources' hash), or arm64's Python and ncnn wheel, and
+    print the path."""
     from convkb.tools.build import COMMIT_FILE, build_onnx2ncnn
 
+    if tool == "arm64":
+        from convkb.tools import arm64
+
+        print(arm64.build())
+        return
     if tool != "onnx2ncnn":
-        raise KBError("kb tools build", f"unknown tool {tool!r}; known: onnx2ncnn")
+        raise KBError("kb tools build", f"unknown tool {tool!r}; known: onnx2ncnn, arm64")
     binary = build_onnx2ncnn(ncnn_src)
     print(binary)
     err.print(f"onnx2ncnn from ncnn {(binary.parent / COMMIT_FILE).read_text().strip()[:7]}", highlight=False)

@@ -277,3 +277,34 @@ def test_vulkan_runs_on_the_device(tmp_path):
         assert step.ok, step.output[-500:]
         with np.load(tmp_path / "out.npz") as z:
             assert z["out0"].tolist() == [[want] * 4]
+
+
+def test_an_emulated_arm_cpu_runs_ncnns_arm_kernels(tmp_path):
+    """ARMv8.2 (cortex-a76) has fp16 arithmetic, which ncnn's CPU path then uses by default: 160000 is inf
+    there, right on ARMv8.0 (cortex-a72) and on x86. Skipped where `kb tools build arm64` was not run."""
+    from convkb.engines.ncnn import NCNN
+    from convkb.engines.base import Unavailable
+    from convkb.tools import arm64
+
+    (tmp_path / "big.param").write_text(BIG)
+    kw = _big(tmp_path)
+    version = NCNN.version()
+    try:
+        python, env = arm64.runner("cortex-a76", version)
+    except Unavailable as e:
+        pytest.skip(str(e))
+    for cpu, want in (("cortex-a72", 160000.0), ("cortex-a76", np.inf)):
+        python, env = arm64.runner(cpu, version)
+        step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=300, python=python, env=env, **kw)
+        assert step.ok, step.output[-500:]
+        with np.load(tmp_path / "out.npz") as z:
+            assert z["out0"].tolist() == [[want] * 4], cpu
+
+
+def test_an_arm_cpu_that_is_not_set_up_is_unavailable(tmp_path, monkeypatch):
+    from convkb.engines.base import Unavailable
+    from convkb.tools import arm64
+
+    monkeypatch.setenv("KB_TOOLS", str(tmp_path))  # no arm64 root here
+    with pytest.raises(Unavailable, match="kb tools build arm64"):
+        arm64.runner("cortex-a76", "1.0.20261020")

@@ -9,6 +9,7 @@ from pathlib import Path
 from convkb import child
 from convkb.compare import Outputs
 from convkb.engines.base import Engine, Unavailable
+from convkb.tools import arm64
 from convkb.workers.ncnn import LEADING, NO_DEVICE
 
 
@@ -28,7 +29,8 @@ class NCNN(Engine):
     name = "ncnn"
 
     def run(self, param: Path, bin: Path | None, case: str, inputs: list[str], outputs: list[str],
-            batch: bool | None = None, options: dict[str, bool | int] | None = None) -> Outputs:
+            batch: bool | None = None, options: dict[str, bool | int] | None = None,
+            cpu: str | None = None) -> Outputs:
         """Run blobs `inputs` <- the case's inputs (in order); read blobs `outputs` as its outputs.
 
         Whether a blob has a batch axis depends on who wrote the .param:
@@ -42,6 +44,10 @@ class NCNN(Engine):
         `options`: ncnn.Option fields to set before loading (e.g. {"use_fp16_storage": False}); ncnn's own
         defaults otherwise, as a user's program has them. `use_vulkan_compute=True` runs on the Vulkan
         device, and raises Unavailable where there is none (ncnn would quietly run on the CPU).
+
+        `cpu`: run on an emulated arm64 CPU of that qemu model (cortex-a72: ARMv8.0; cortex-a76: ARMv8.2 with
+        fp16 arithmetic) with ncnn's aarch64 wheel of this version (convkb.tools.arm64), whose ARM kernels x86
+        never runs; Unavailable where that is not set up.
         """
         from convkb.engines.pnnx import feeding
 
@@ -55,15 +61,18 @@ class NCNN(Engine):
         else:
             axes_in = [None if batch else LEADING] * len(inputs)
             axes_out = [LEADING] * len(outputs)
+        python, env = arm64.runner(cpu, self.version()) if cpu else (None, None)
         out = self.s.path(f"{param.stem}.ncnn-out.npz")
         case_outputs = list(self.s.artifacts.reference(case).arrays)
-        self.s.step(child.run_function(f"ncnn run {param.name}", "convkb.workers.ncnn:run",
+        where = f" on an emulated {cpu}" if cpu else ""
+        self.s.step(child.run_function(f"ncnn run {param.name}{where}", "convkb.workers.ncnn:run",
+                                       python=python, env=env,
                                        param=str(param), bin=str(bin) if bin else None,
                                        feed=str(self.s.artifacts.inputs(case)), out=str(out),
                                        blobs_in=inputs, blobs_out=dict(zip(outputs, case_outputs)),
                                        axes_in=axes_in, axes_out=axes_out, options=options or {}),
                     produces=[out])
-        return Outputs.load(case, out, f"ncnn {self.version()}")
+        return Outputs.load(case, out, f"ncnn {self.version()}{where}")
 
     def write_param(self, name: str, text: str) -> Path:
         """A hand-written .param (weightless layers only), e.g. what a converter is known to emit."""
