@@ -14,6 +14,8 @@ are not false alarms, and a failure as described there would be a regression; gu
     python bench/scan_architectures.py              # labels from bench/arch/labels.jsonl
     python bench/scan_architectures.py --relabel    # rerun the engines (cached by file and versions)
     python bench/scan_architectures.py --families resnet,vit   # only these families' files (a quick run)
+    python bench/scan_architectures.py --real       # real implementations (transformers, timm: bench/arch/real.py),
+                                                    # own venv, exports and labels (labels_real.jsonl), reported apart
 """
 
 from __future__ import annotations
@@ -90,11 +92,18 @@ def main() -> int:
     ap.add_argument("--corpus", metavar="REV", help="judge the entries of this git revision (default: the working tree)")
     ap.add_argument("--entries", metavar="IDS", help="comma-separated ids or slugs to report (default: all)")
     ap.add_argument("--families", metavar="NAMES", help="comma-separated families whose files to scan (default: all)")
+    ap.add_argument("--real", action="store_true", help="the real implementations (bench/arch/real.py) instead")
     args = ap.parse_args()
+    source = export
+    if args.real:  # the same scoring on another set of files and labels
+        import real
+
+        global REAL
+        source, label.LABELS, REAL = real, real.LABELS, True
     families = args.families.split(",") if args.families else None
     if families and args.relabel:
         ap.error("--relabel rewrites labels.jsonl whole: run it on every family")
-    if unknown := sorted(set(families or ()) - set(export._family_names())):
+    if unknown := sorted(set(families or ()) - set(source._family_names())):
         ap.error(f"no such family: {', '.join(unknown)} (see bench/arch/models/__init__.py FAMILIES)")
     t0 = time.monotonic()
 
@@ -102,9 +111,10 @@ def main() -> int:
 
     from convkb.match.scan import find_problems
 
-    files = {f.name: f for f in export.ensure(families)}
+    files = {f.name: f for f in source.ensure(families)}
     if args.relabel:
-        labels = label.relabel(list(files.values()), jobs=args.jobs, use_cache=not args.no_cache)
+        labels = (real.relabel if args.real else label.relabel)(list(files.values()), jobs=args.jobs,
+                                                                use_cache=not args.no_cache)
     elif label.LABELS.exists():
         labels = label.load()
     else:
@@ -214,12 +224,17 @@ def main() -> int:
           f"false alarms {fa_all}, precision {tp_all}/{tp_all + fa_all} {_pct(tp_all, tp_all + fa_all)}; "
           f"masked {masked_all} (neither confirmed nor refuted: every pipeline that measures the pattern stops earlier on "
           f"another failure, or fails in a way no ablation pins on a trigger)")
-    for split in ("tuned", "held out"):
+    if args.real:
+        c = by_split["real"]
+        print(f"real implementations: recall {c['tp']}/{c['tp'] + c['missed']}, false alarms {c['false']} "
+              f"({_pct(c['tp'], c['tp'] + c['missed'])}; masked {c['masked']})")
+    for split in () if args.real else ("tuned", "held out"):
         c = by_split[split]
         fams = sorted({labels["files"][n]["family"] for n in scanned if _split(labels["files"][n]["family"]) == split})
         print(f"  {split} families ({len(fams)}): recall {c['tp']}/{c['tp'] + c['missed']} "
               f"{_pct(c['tp'], c['tp'] + c['missed'])}; false alarms {c['false']}; masked {c['masked']}")
-    print("  (tuned: the families the trigger patterns were fitted to; held out: bench/arch/models HELD_OUT, "
+    print("  (real: transformers / timm models, bench/arch/models_real.py, never used to tune)" if args.real else
+          "  (tuned: the families the trigger patterns were fitted to; held out: bench/arch/models HELD_OUT, "
           "added after, never used to tune)")
     print("  (a NaN or mismatch is the entry's only with its own evidence in the log, or when it goes away on the "
           "file with the entry's trigger taken out (bench/arch/ablate.py); 'recall log/crash' counts only positives "
@@ -277,8 +292,14 @@ def main() -> int:
 SPECIFIC = ("log", "crash")
 
 
+REAL = False  # --real: every file is a real implementation's
+
+
 def _split(family: str) -> str:
     import models
+
+    if REAL:
+        return "real"
 
     return "held out" if family in getattr(models, "HELD_OUT", ()) else "tuned"
 
