@@ -44,6 +44,62 @@ def onnx2ncnn_scatter_nd(s):
     return s.onnx2ncnn.run("scatter-nd")
 
 
+MASK = ("in0", "in1")
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
+def onnx2ncnn_padding_mask(s):
+    """BERT-style padding mask: scores.masked_fill(mask == 0, -inf), after onnxsim: Equal and Where."""
+    return s.onnx2ncnn.run("padding-mask", inputs=MASK)
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
+def onnx2ncnn_causal_mask(s):
+    """nanoGPT's causal mask: scores.masked_fill(bias[:, :T, :T] == 0, -inf); the exporter folds the Equal, the
+    Where on the scores stays."""
+    return s.onnx2ncnn.run("causal-mask")
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
+def onnx2ncnn_global_expand(s):
+    """A global feature expanded to every token (g.expand(-1, T, -1)) and concatenated, after onnxsim: Expand."""
+    return s.onnx2ncnn.run("global-expand")
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
+def onnx2ncnn_arange_position(s):
+    """x + sin(torch.arange(x.size(1))[:, None] * 0.1) with a variable sequence axis: Shape, Cast, Range."""
+    return s.onnx2ncnn.run("arange-position")
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
+def onnx2ncnn_triu(s):
+    return s.onnx2ncnn.run("triu")
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
+def onnx2ncnn_round(s):
+    return s.onnx2ncnn.run("round")
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
+def onnx2ncnn_fmod(s):
+    """torch.fmod(x, 0.7): Mod with fmod=1."""
+    return s.onnx2ncnn.run("fmod")
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
+def onnx2ncnn_scatter_elements(s):
+    """x.scatter(1, index, rows), after onnxsim: ScatterElements."""
+    return s.onnx2ncnn.run("scatter-elements")
+
+
+@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
+def onnx2ncnn_nonzero(s):
+    """torch.nonzero(x > 0.5): Greater, NonZero, Cast."""
+    return s.onnx2ncnn.run("nonzero")
+
+
 # ---- controls: the same path, models onnx2ncnn converts ------------------------------------------
 
 @checks.control("onnx2ncnn", needs=["ncnn"])
@@ -116,6 +172,57 @@ def onnx2ncnn_slice_assign_as_cat(s):
     return s.onnx2ncnn.run("slice-assign-as-cat")
 
 
+@checks.workaround("onnx2ncnn", "additive-mask", needs=["ncnn"])
+def onnx2ncnn_padding_mask_additive(s):
+    """The padding mask added as (1 - mask) * -10000 (HF's extended attention mask): Sub, Mul, Add."""
+    return s.onnx2ncnn.run("padding-mask-additive", inputs=MASK)
+
+
+@checks.workaround("onnx2ncnn", "additive-mask", needs=["ncnn"])
+def onnx2ncnn_causal_mask_additive(s):
+    """The causal mask added as triu(full((T, T), -inf), 1), exported with onnxsim, which folds it to a constant."""
+    return s.onnx2ncnn.run("causal-mask-additive")
+
+
+@checks.workaround("onnx2ncnn", "rewrite-elementwise", needs=["ncnn"])
+def onnx2ncnn_global_expand_as_add(s):
+    """g.expand(-1, T, -1) written as g + zeros(1, T, D): a broadcasting Add."""
+    return s.onnx2ncnn.run("global-expand-as-add")
+
+
+@checks.workaround("onnx2ncnn", "fixed-shape", needs=["ncnn"])
+def onnx2ncnn_arange_position_fixed(s):
+    """The same model exported without a variable axis and run through onnxsim: the arange is a constant."""
+    return s.onnx2ncnn.run("arange-position-fixed")
+
+
+@checks.workaround("onnx2ncnn", "rewrite-elementwise", needs=["ncnn"])
+def onnx2ncnn_triu_as_mul(s):
+    return s.onnx2ncnn.run("triu-as-mul")
+
+
+@checks.workaround("onnx2ncnn", "rewrite-elementwise", needs=["ncnn"])
+def onnx2ncnn_round_as_floor(s):
+    """floor(x + 0.5) instead of round(x): the same except at exact ties (.5), which torch rounds to even."""
+    return s.onnx2ncnn.run("round-as-floor")
+
+
+@checks.workaround("onnx2ncnn", "rewrite-elementwise", needs=["ncnn"])
+def onnx2ncnn_fmod_as_floor(s):
+    """fmod(x, c) written as x - sign(x / c) * floor(abs(x / c)) * c."""
+    return s.onnx2ncnn.run("fmod-as-floor")
+
+
+@checks.workaround("pnnx", "pnnx", needs=["ncnn"])
+def pnnx_torchscript_round(s):
+    return s.pnnx.to_ncnn("round", source="torchscript")
+
+
+@checks.workaround("pnnx", "pnnx", needs=["ncnn"])
+def pnnx_torchscript_fmod(s):
+    return s.pnnx.to_ncnn("fmod", source="torchscript")
+
+
 # ---- variants -------------------------------------------------------------------------------------
 
 GRID_VARIANTS = ["grid-sample-nearest-opset16", "grid-sample-border-opset17", "grid-sample-align-corners-dynamo",
@@ -143,3 +250,25 @@ def onnx2ncnn(s, case):
 def onnx2ncnn_topk_variant(s, case):
     """onnx2ncnn, then the ncnn runtime; top-k values and indices."""
     return s.onnx2ncnn.run(case, outputs=TOPK if case != "amax-head" else ("out0",))
+
+
+MASK_VARIANTS = ["padding-mask-opset17", "padding-mask-dynamo", "masked-fill-lt-onnxsim", "masked-fill-le-opset17",
+                 "torch-where-gt-dynamo", "padding-and-causal-opset17", "sdpa-bool-mask-onnxsim",
+                 "padding-additive-opset17"]
+DATA_VARIANTS = ["causal-mask-onnxsim", "causal-mask-dynamo", "causal-arange-seq-axis", "isnan-guard-opset13",
+                 "nan-to-num-opset17", "arange-position-dynamo", "vit-cls-token-opset17", "global-expand-dynamo",
+                 "triu-dynamo", "nonzero-onnxsim", "round-dynamo", "fmod-opset17-onnxsim", "scatter-add-opset13",
+                 "causal-additive-dynamo", "vit-cls-token-onnxsim", "round-as-floor-dynamo", "remainder-opset17",
+                 "triu-as-mul-opset17"]
+
+
+@checks.variants("onnx2ncnn", BUG, MASK_VARIANTS, needs=["ncnn"])
+def onnx2ncnn_mask_variant(s, case):
+    """onnx2ncnn, then the ncnn runtime, fed the tokens and the padding mask."""
+    return s.onnx2ncnn.run(case, inputs=MASK)
+
+
+@checks.variants("onnx2ncnn", BUG, DATA_VARIANTS, needs=["ncnn"])
+def onnx2ncnn_data_variant(s, case):
+    """onnx2ncnn, then the ncnn runtime."""
+    return s.onnx2ncnn.run(case)
