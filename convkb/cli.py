@@ -225,7 +225,8 @@ def tools_build(
     if tool == "arm64":
         from convkb.tools import arm64
 
-        print(arm64.build())
+        for engine in arm64.WHEELS:
+            print(arm64.build(engine=engine))
         return
     if tool != "onnx2ncnn":
         raise KBError("kb tools build", f"unknown tool {tool!r}; known: onnx2ncnn, arm64")

@@ -290,11 +290,11 @@ def test_an_emulated_arm_cpu_runs_ncnns_arm_kernels(tmp_path):
     kw = _big(tmp_path)
     version = NCNN.version()
     try:
-        python, env = arm64.runner("cortex-a76", version)
+        python, env = arm64.runner("cortex-a76", "ncnn", version)
     except Unavailable as e:
         pytest.skip(str(e))
     for cpu, want in (("cortex-a72", 160000.0), ("cortex-a76", np.inf)):
-        python, env = arm64.runner(cpu, version)
+        python, env = arm64.runner(cpu, "ncnn", version)
         step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=300, python=python, env=env, **kw)
         assert step.ok, step.output[-500:]
         with np.load(tmp_path / "out.npz") as z:
@@ -307,4 +307,5 @@ def test_an_arm_cpu_that_is_not_set_up_is_unavailable(tmp_path, monkeypatch):
 
     monkeypatch.setenv("KB_TOOLS", str(tmp_path))  # no arm64 root here
     with pytest.raises(Unavailable, match="kb tools build arm64"):
-        arm64.runner("cortex-a76", "1.0.20261020")
+        arm64.runner("cortex-a76", "ncnn", "1.0.20261020")
+

@@ -12,6 +12,7 @@ from pathlib import Path
 from convkb import child
 from convkb.compare import Outputs
 from convkb.engines.base import Engine
+from convkb.tools import arm64
 
 
 def convert_step(src: Path, dst: Path, *flags: str, name: str | None = None, **run) -> child.StepResult:
@@ -80,31 +81,43 @@ class MNN(Engine):
         return sequence_calibration(self.s.path(f"calibration-{case}"), self.s.artifacts.inputs(case),
                                     self.s.artifacts.case(case)["outputs"], method, samples, seed)
 
-    def run(self, model: Path, case: str | None = None) -> Outputs:
-        """Run `<case>[...].mnn` on the case's inputs with MNN's module API; outputs are named as in the case."""
+    def _where(self, cpu: str | None, precision: str) -> tuple[dict, str]:
+        """run_function's python/env for an emulated arm64 `cpu` (convkb.tools.arm64), and how outputs are labelled."""
+        python, env = arm64.runner(cpu, "mnn", self.version()) if cpu else (None, None)
+        label = "".join([f" on an emulated {cpu}" if cpu else "", f", precision {precision}" if precision != "normal" else ""])
+        return {"python": python, "env": env}, label
+
+    def run(self, model: Path, case: str | None = None, cpu: str | None = None, precision: str = "normal") -> Outputs:
+        """Run `<case>[...].mnn` on the case's inputs with MNN's module API; outputs are named as in the case.
+        `precision`: MNN's precision mode (low: fp16 arithmetic where the CPU has it, as on ARMv8.2); `cpu`: an
+        emulated arm64 CPU (qemu model, e.g. cortex-a76) with MNN's aarch64 wheel; Unavailable where not set up."""
         case = case or model.name.split(".")[0]
         out = self.s.path(f"{model.stem}.mnn-out.npz")
         meta = self.s.artifacts.case(case)
         feed = self.s.artifacts.inputs(case)
-        self.s.step(child.run_function(f"MNN run {model.name}", "convkb.workers.mnn:run", model=str(model),
-                                 feed=str(feed), out=str(out), outputs=meta["outputs"],
+        where, label = self._where(cpu, precision)
+        self.s.step(child.run_function(f"MNN run {model.name}{label}", "convkb.workers.mnn:run", model=str(model),
+                                 feed=str(feed), out=str(out), outputs=meta["outputs"], precision=precision, **where,
                                  shown=f"python -m convkb.child  # MNN.nn.load_module_from_file({model.name!r}, "
-                                       f"{list(meta['inputs'])}, {meta['outputs']}).forward(<{feed.name}>)"),
+                                       f"{list(meta['inputs'])}, {meta['outputs']}).forward(<{feed.name}>){label}"),
                     produces=[out])
-        return Outputs.load(case, out, f"MNN {self.version()}")
+        return Outputs.load(case, out, f"MNN {self.version()}{label}")
 
 
     def convert_run(self, case: str, *flags: str) -> Outputs:
         """The default MNN path: mnnconvert (with `flags`), then the Module API."""
         return self.run(self.convert(case, *flags, tag=""), case)
 
-    def run_session(self, model: Path, case: str | None = None) -> Outputs:
+    def run_session(self, model: Path, case: str | None = None, cpu: str | None = None,
+                    precision: str = "normal") -> Outputs:
         """The same with MNN's Session API (Interpreter, createSession, resizeSession, runSession)."""
         case = case or model.name.split(".")[0]
         out = self.s.path(f"{model.stem}.session-out.npz")
         meta = self.s.artifacts.case(case)
-        self.s.step(child.run_function(f"MNN session {model.name}", "convkb.workers.mnn:session", model=str(model),
+        where, label = self._where(cpu, precision)
+        self.s.step(child.run_function(f"MNN session {model.name}{label}", "convkb.workers.mnn:session", model=str(model),
                                        feed=str(self.s.artifacts.inputs(case)), out=str(out), outputs=meta["outputs"],
-                                       shown=f"MNN.Interpreter({model.name!r}).createSession() ... runSession()"),
+                                       precision=precision, **where,
+                                       shown=f"MNN.Interpreter({model.name!r}).createSession() ... runSession(){label}"),
                     produces=[out])
-        return Outputs.load(case, out, f"MNN {self.version()} session")
+        return Outputs.load(case, out, f"MNN {self.version()} session{label}")

@@ -61,7 +61,7 @@ class NCNN(Engine):
         else:
             axes_in = [None if batch else LEADING] * len(inputs)
             axes_out = [LEADING] * len(outputs)
-        python, env = arm64.runner(cpu, self.version()) if cpu else (None, None)
+        python, env = arm64.runner(cpu, "ncnn", self.version()) if cpu else (None, None)
         out = self.s.path(f"{param.stem}.ncnn-out.npz")
         case_outputs = list(self.s.artifacts.reference(case).arrays)
         where = f" on an emulated {cpu}" if cpu else ""

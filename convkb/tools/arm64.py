@@ -1,16 +1,17 @@
-"""An emulated arm64 CPU for ncnn's own ARM kernels: qemu-user runs an aarch64 Python with ncnn's aarch64
-wheel, so a check can ask for the CPU a phone has (`s.ncnn.run(..., cpu="cortex-a76")`).
+"""An emulated arm64 CPU for the engines' own ARM kernels: qemu-user runs an aarch64 Python with the engine's
+aarch64 wheel, so a check can ask for the CPU a phone has (`s.ncnn.run(..., cpu="cortex-a76")`,
+`s.mnn.run(..., cpu="cortex-a76", precision="low")`).
 
-ncnn picks its ARM code paths from the CPU's features at run time (fp16 arithmetic from ARMv8.2, bf16,
-dot products), and qemu reports the features of the model it emulates. The pieces, all under
+ncnn and MNN pick their ARM code paths from the CPU's features at run time (fp16 arithmetic from ARMv8.2,
+bf16, dot products), and qemu reports the features of the model it emulates. The pieces, all under
 `<root>/.kb/tools/arm64/`:
 
-    root/                 Debian bookworm's aarch64 Python 3.11 and the libraries it links, unpacked
-                          (debootstrap's first stage only: no binfmt_misc needed, qemu -L finds them)
-    site-ncnn-<version>/  ncnn's aarch64 wheel of that version and numpy's, unpacked
+    root/                     Debian bookworm's aarch64 Python 3.11 and the libraries it links, unpacked
+                              (debootstrap's first stage only: no binfmt_misc needed, qemu -L finds them)
+    site-<engine>-<version>/  the engine's aarch64 wheel of that version and numpy's, unpacked
 
-`kb tools build arm64` makes them (downloads: Debian's packages and the two wheels); `runner()` says how
-to start a worker on an emulated CPU, or raises Unavailable saying how to get one.
+`kb tools build arm64` makes them for the installed ncnn and MNN (downloads: Debian's packages and the
+wheels); `runner()` says how to start a worker on an emulated CPU, or raises Unavailable saying how.
 """
 
 from __future__ import annotations
@@ -39,17 +40,20 @@ def home(root: Path | None = None) -> Path:
     return paths.state("tools", root) / "arm64"
 
 
-def site(ncnn_version: str, root: Path | None = None) -> Path:
-    return home(root) / f"site-ncnn-{ncnn_version}"
+WHEELS = {"ncnn": "ncnn", "mnn": "MNN"}  # engine -> its PyPI distribution (convkb.engines.ENGINES)
 
 
-def runner(cpu: str, ncnn_version: str) -> tuple[list[str], dict[str, str]]:
+def site(engine: str, version: str, root: Path | None = None) -> Path:
+    return home(root) / f"site-{engine}-{version}"
+
+
+def runner(cpu: str, engine: str, version: str) -> tuple[list[str], dict[str, str]]:
     """The command that starts this machine's kb worker in an aarch64 Python on `cpu` (a qemu CPU model,
-    e.g. cortex-a76), and the environment it needs."""
+    e.g. cortex-a76) with `engine` at `version`, and the environment it needs."""
     qemu = shutil.which(QEMU)
-    sysroot, pkgs = home() / "root", site(ncnn_version)
+    sysroot, pkgs = home() / "root", site(engine, version)
     if qemu is None or not (sysroot / PYTHON).is_file() or not pkgs.is_dir():
-        raise Unavailable(f"ncnn: no emulated arm64 CPU with ncnn {ncnn_version} here: {HOW}")
+        raise Unavailable(f"{engine}: no emulated arm64 CPU with {engine} {version} here: {HOW}")
     kb = str(Path(__file__).resolve().parents[2])  # convkb.child and the workers are pure Python
     return [qemu, "-cpu", cpu, "-L", str(sysroot), str(sysroot / PYTHON)], {"PYTHONPATH": f"{kb}:{pkgs}"}
 
@@ -60,12 +64,14 @@ def _run(argv: list[str], what: str) -> None:
         raise KBError("kb tools build arm64", f"{what} failed: {(p.stderr or p.stdout).strip().splitlines()[-1:]}")
 
 
-def build(ncnn_version: str | None = None) -> Path:
-    """Make the aarch64 Python (once) and the site of `ncnn_version` (default: the installed ncnn)."""
+def build(version: str | None = None, engine: str = "ncnn") -> Path:
+    """Make the aarch64 Python (once) and the site of `engine` at `version` (default: the installed one)."""
     for tool in (QEMU, "debootstrap", "dpkg-deb"):
         if shutil.which(tool) is None:
             raise KBError("kb tools build arm64", f"{tool} is not installed: apt-get install qemu-user-static debootstrap")
-    ncnn_version = ncnn_version or importlib.metadata.version("ncnn")
+    if engine not in WHEELS:
+        raise KBError("kb tools build arm64", f"no aarch64 site for {engine!r}; known: {', '.join(WHEELS)}")
+    version = version or importlib.metadata.version(WHEELS[engine])
     base = home()
     base.mkdir(parents=True, exist_ok=True)
     sysroot = base / "root"
@@ -79,7 +85,7 @@ def build(ncnn_version: str | None = None) -> Path:
             shutil.rmtree(sysroot, ignore_errors=True)
             os.rename(tmp, sysroot)
             os.mkdir(tmp)  # for TemporaryDirectory's cleanup
-    pkgs = site(ncnn_version)
+    pkgs = site(engine, version)
     if not pkgs.is_dir():
         with tempfile.TemporaryDirectory(dir=base) as tmp:
             wheels = Path(tmp, "wheels")
@@ -87,7 +93,7 @@ def build(ncnn_version: str | None = None) -> Path:
             _run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
                   "--python-version", "3.11", "--platform", "manylinux2014_aarch64", "--platform",
                   "manylinux_2_17_aarch64", "--platform", "manylinux_2_28_aarch64", "-d", str(wheels),
-                  f"ncnn=={ncnn_version}", f"numpy=={numpy}"], "pip download of the aarch64 wheels")
+                  f"{WHEELS[engine]}=={version}", f"numpy=={numpy}"], "pip download of the aarch64 wheels")
             unpacked = Path(tmp, "site")
             for whl in wheels.glob("*.whl"):
                 with zipfile.ZipFile(whl) as z:

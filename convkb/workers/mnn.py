@@ -15,14 +15,17 @@ def quantize(argv: list[str]) -> None:
     _tools.mnnquant(argv)
 
 
-def run(model: str, feed: str, out: str, outputs: list[str]) -> None:
+def run(model: str, feed: str, out: str, outputs: list[str], precision: str = "normal") -> None:
+    """precision: MNN's precision mode (normal, high, low: fp16 where the CPU has fp16 arithmetic)."""
     import MNN.expr as F
     import MNN.nn as nn
     import numpy as np
 
     with np.load(feed) as z:
         inputs = {k: z[k].astype(np.float32) for k in z.files}
-    net = nn.load_module_from_file(model, list(inputs), outputs)
+    # MNN's default otherwise, with no keyword an older pymnn may lack
+    mode = {} if precision == "normal" else {"precision_mode": getattr(F.PrecisionMode, precision.title())}
+    net = nn.load_module_from_file(model, list(inputs), outputs, **mode)
     xs = [F.const(a.flatten().tolist(), list(a.shape), F.NCHW) for a in inputs.values()]
     ys = net.forward(xs)  # always a list: a single Var argument can crash MNN
     if len(ys) != len(outputs):
@@ -30,7 +33,7 @@ def run(model: str, feed: str, out: str, outputs: list[str]) -> None:
     np.savez(out, **{n: np.array(F.convert(y, F.NCHW).read()) for n, y in zip(outputs, ys)})
 
 
-def session(model: str, feed: str, out: str, outputs: list[str]) -> None:
+def session(model: str, feed: str, out: str, outputs: list[str], precision: str = "normal") -> None:
     """MNN's Session API, as C++ and older Python code use it: Interpreter -> createSession -> resize ->
     runSession. It cannot run control flow (While), which the Module API (`run`) can."""
     import MNN
@@ -39,7 +42,7 @@ def session(model: str, feed: str, out: str, outputs: list[str]) -> None:
     with np.load(feed) as z:
         inputs = {k: z[k].astype(np.float32) for k in z.files}
     net = MNN.Interpreter(model)
-    sess = net.createSession({"numThread": 1})
+    sess = net.createSession({"numThread": 1, **({} if precision == "normal" else {"precision": precision})})
     for name, a in inputs.items():
         net.resizeTensor(net.getSessionInput(sess, name), a.shape)
     net.resizeSession(sess)

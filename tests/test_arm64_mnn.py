@@ -1,0 +1,41 @@
+"""MNN's own ARM kernels on an emulated arm64 CPU (convkb.tools.arm64): what x86 never runs."""
+
+import numpy as np
+import pytest
+
+
+def test_mnn_low_precision_on_an_emulated_armv82_cpu(tmp_path):
+    """MNN's precision=low is fp16 arithmetic where the CPU has it: 160000 is inf on cortex-a76, right on
+    cortex-a72 and x86. Skipped where `kb tools build arm64` was not run."""
+    import importlib.metadata
+
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from convkb.child import run_function
+    from convkb.engines.base import Unavailable
+    from convkb.engines.mnn import convert_step
+    from convkb.tools import arm64
+
+    pytest.importorskip("MNN")
+    try:
+        arm64.runner("cortex-a76", "mnn", importlib.metadata.version("MNN"))
+    except Unavailable as e:
+        pytest.skip(str(e))
+    w = numpy_helper.from_array(np.full((16, 4), 10, np.float32), "w")
+    k = numpy_helper.from_array(np.array(1000, np.float32), "k")
+    g = helper.make_graph([helper.make_node("MatMul", ["in0", "w"], ["y"]), helper.make_node("Mul", ["y", "k"], ["out0"])],
+                          "big", [helper.make_tensor_value_info("in0", TensorProto.FLOAT, [1, 16])],
+                          [helper.make_tensor_value_info("out0", TensorProto.FLOAT, [1, 4])], [w, k])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "big.onnx")
+    assert convert_step(tmp_path / "big.onnx", tmp_path / "big.mnn").ok
+    np.savez(tmp_path / "in.npz", in0=np.ones((1, 16), np.float32))
+    for cpu, precision, want in (("cortex-a76", "normal", 160000.0), ("cortex-a72", "low", 160000.0),
+                                 ("cortex-a76", "low", np.inf), (None, "low", 160000.0)):
+        python, env = arm64.runner(cpu, "mnn", importlib.metadata.version("MNN")) if cpu else (None, None)
+        step = run_function("MNN run", "convkb.workers.mnn:run", timeout=300, python=python, env=env,
+                            model=str(tmp_path / "big.mnn"), feed=str(tmp_path / "in.npz"),
+                            out=str(tmp_path / "out.npz"), outputs=["out0"], precision=precision)
+        assert step.ok, step.output[-500:]
+        with np.load(tmp_path / "out.npz") as z:
+            assert z["out0"].tolist() == [[want] * 4], (cpu, precision)
