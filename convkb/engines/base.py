@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 
 class Unavailable(Exception):
-    """The engine is installed but cannot run what the check asks for here (no Vulkan device): the check is
-    skipped, never judged, so a run that fell back to another device cannot read as "fixed"."""
+    """The engine is installed but cannot run what the check asks for here (no Vulkan device, no emulated ARM
+    CPU): the check is skipped, never judged, so a run on another device cannot read as "fixed"."""
 
 
 class Engine:
