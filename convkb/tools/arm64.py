@@ -31,7 +31,7 @@ from convkb.errors import KBError
 
 QEMU = "qemu-aarch64-static"
 SUITE = "bookworm"  # its python3.11 is the 3.11 the wheels are built for
-PACKAGES = "python3.11-minimal,libpython3.11-stdlib"
+PACKAGES = "python3.11-minimal,libpython3.11-stdlib,libx11-6"  # libX11: ncnn 1.0.20231027's aarch64 wheel links it
 PYTHON = "usr/bin/python3.11"
 HOW = "kb tools build arm64 (needs qemu-user-static and debootstrap: apt-get install qemu-user-static debootstrap)"
 
@@ -75,13 +75,15 @@ def build(version: str | None = None, engine: str = "ncnn") -> Path:
     base = home()
     base.mkdir(parents=True, exist_ok=True)
     sysroot = base / "root"
-    if not (sysroot / PYTHON).is_file():
+    stamp = sysroot / ".packages"  # a root made with other packages is made again
+    if not (sysroot / PYTHON).is_file() or not stamp.is_file() or stamp.read_text() != PACKAGES:
         with tempfile.TemporaryDirectory(dir=base) as tmp:
             _run(["debootstrap", "--foreign", "--arch=arm64", "--variant=minbase", f"--include={PACKAGES}", SUITE,
                   tmp], "debootstrap")
             # the first stage downloads and unpacks the base; the included packages are only downloaded
             for deb in sorted(Path(tmp, "var/cache/apt/archives").glob("*.deb")):
                 _run(["dpkg-deb", "-x", str(deb), tmp], f"unpacking {deb.name}")
+            Path(tmp, ".packages").write_text(PACKAGES)
             shutil.rmtree(sysroot, ignore_errors=True)
             os.rename(tmp, sysroot)
             os.mkdir(tmp)  # for TemporaryDirectory's cleanup
