@@ -57,7 +57,7 @@ class StepFailed(Exception):
         self.step = step
 
 
-def _child_env() -> dict[str, str]:
+def step_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("PYTHONWARNINGS", "ignore")
@@ -70,7 +70,7 @@ def _child_env() -> dict[str, str]:
 def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
                 shown: str | None = None, env: dict[str, str] | None = None) -> StepResult:
     start = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=cwd, env={**_child_env(), **(env or {})}, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(argv, cwd=cwd, env={**step_env(), **(env or {})}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     timed_out = False
     try:
@@ -94,12 +94,30 @@ def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
 
 def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
                  shown: str | None = None, python: list[str] | None = None, env: dict[str, str] | None = None,
-                 **kwargs: Any) -> StepResult:
+                 preload: tuple[str, ...] = (), **kwargs: Any) -> StepResult:
     """Call `module:function(**kwargs)` in a fresh Python (this one, or the command `python`, e.g. an
-    emulated aarch64 one: convkb.tools.arm64); it reports through the files it writes."""
+    emulated aarch64 one: convkb.tools.arm64); it reports through the files it writes. With `preload`
+    (modules slow to import there), the Python is a warm server that forks a child per call
+    (convkb.forkserver)."""
+    shown = shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+    python = python or [sys.executable]
+    if preload:
+        import tempfile
+
+        from convkb import forkserver
+
+        start = time.monotonic()
+        with tempfile.NamedTemporaryFile(prefix="kb-step-", suffix=".log") as log:
+            fate = forkserver.call(python, env or {}, preload, target, kwargs,
+                                   Path(log.name), timeout, cwd)
+            if fate is not None:
+                rc, timed_out = fate
+                return StepResult(name=name, command=shown, returncode=rc,
+                                  signal=signal.Signals(-rc).name if rc < 0 and not timed_out else None,
+                                  timed_out=timed_out, duration=time.monotonic() - start,
+                                  output=Path(log.name).read_bytes().decode(errors="replace"))
     payload = json.dumps({"target": target, "kwargs": kwargs})
-    return run_command(name, [*(python or [sys.executable]), "-m", "convkb.child", payload], timeout=timeout, cwd=cwd,
-                       shown=shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})", env=env)
+    return run_command(name, [*python, "-m", "convkb.child", payload], timeout=timeout, cwd=cwd, shown=shown, env=env)
 
 
 def unbuffer_c_stdio() -> None:
@@ -114,14 +132,18 @@ def unbuffer_c_stdio() -> None:
         pass
 
 
-def _main() -> None:
+def call(target: str, kwargs: dict[str, Any]) -> None:
     import importlib
 
     unbuffer_c_stdio()
-    payload = json.loads(sys.argv[1])
-    module, func = payload["target"].split(":")
-    getattr(importlib.import_module(module), func)(**payload["kwargs"])
+    module, func = target.split(":")
+    getattr(importlib.import_module(module), func)(**kwargs)
     sys.stdout.flush()
+
+
+def _main() -> None:
+    payload = json.loads(sys.argv[1])
+    call(payload["target"], payload["kwargs"])
 
 
 if __name__ == "__main__":

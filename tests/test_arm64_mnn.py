@@ -32,8 +32,8 @@ def test_mnn_low_precision_on_an_emulated_armv82_cpu(tmp_path):
     np.savez(tmp_path / "in.npz", in0=np.ones((1, 16), np.float32))
     for cpu, precision, want in (("cortex-a76", "normal", 160000.0), ("cortex-a72", "low", 160000.0),
                                  ("cortex-a76", "low", np.inf), (None, "low", 160000.0)):
-        python, env = arm64.runner(cpu, "mnn", importlib.metadata.version("MNN")) if cpu else (None, None)
-        step = run_function("MNN run", "convkb.workers.mnn:run", timeout=300, python=python, env=env,
+        emulated = arm64.runner(cpu, "mnn", importlib.metadata.version("MNN")) if cpu else {}
+        step = run_function("MNN run", "convkb.workers.mnn:run", timeout=300, **emulated,
                             model=str(tmp_path / "big.mnn"), feed=str(tmp_path / "in.npz"),
                             out=str(tmp_path / "out.npz"), outputs=["out0"], precision=precision)
         assert step.ok, step.output[-500:]

@@ -43,3 +43,46 @@ def test_timeout_kills_the_step():
 def test_function_runs_in_the_child(tmp_path):
     step = run_function("add", "tests.test_child:write_sum", a=1, b=2, out=str(tmp_path / "sum"))
     assert step.ok and (tmp_path / "sum").read_text() == "3"
+
+
+def sleep_then_exit(seconds, code):
+    import time
+
+    time.sleep(seconds)
+    sys.exit(code)
+
+
+def test_a_warm_server_forks_each_step_and_keeps_its_fate(tmp_path):
+    """preload= (convkb.forkserver, for the emulated arm64 Python): every outcome of a fresh process survives
+    the fork (C output before a segfault, exit codes, a timeout), and the server outlives its children."""
+    from convkb import forkserver
+
+    warm = {"python": [sys.executable], "preload": ("json",)}
+    step = run_function("crash", "tests.test_child:printf_then_crash", **warm)
+    assert step.signal == "SIGSEGV" and "Compute Shape Error for /x" in step.output
+    step = run_function("exit", "tests.test_child:sleep_then_exit", seconds=0, code=3, **warm)
+    assert step.returncode == 3 and step.fate() == "exit code 3"
+    step = run_function("hang", "tests.test_child:sleep_then_exit", seconds=30, code=0, timeout=0.5, **warm)
+    assert step.timed_out and not step.ok and step.duration < 10
+    step = run_function("add", "tests.test_child:write_sum", a=1, b=2, out=str(tmp_path / "sum"), **warm)
+    assert step.ok and (tmp_path / "sum").read_text() == "3"
+    assert len({s.pid for k, s in forkserver._servers.items() if k[0] == (sys.executable,)}) == 1  # one did all four
+    step = run_function("missing", "tests.test_child:no_such_function", **warm)
+    assert step.returncode == 1 and "AttributeError" in step.output
+
+
+def kill_the_server_then_write(out):
+    import os
+    import signal
+
+    if sys.argv[0].endswith("forkserver.py"):  # a fork of the server: take the server down with it
+        os.kill(os.getppid(), signal.SIGKILL)
+    open(out, "w").write("done")
+
+
+def test_a_server_that_dies_is_replaced_by_a_fresh_process(tmp_path):
+    warm = {"python": [sys.executable], "preload": ("json",)}
+    step = run_function("kill", "tests.test_child:kill_the_server_then_write", out=str(tmp_path / "a"), **warm)
+    assert step.ok and (tmp_path / "a").read_text() == "done"
+    step = run_function("add", "tests.test_child:write_sum", a=2, b=2, out=str(tmp_path / "b"), **warm)
+    assert step.ok and (tmp_path / "b").read_text() == "4"

@@ -290,12 +290,11 @@ def test_an_emulated_arm_cpu_runs_ncnns_arm_kernels(tmp_path):
     kw = _big(tmp_path)
     version = NCNN.version()
     try:
-        python, env = arm64.runner("cortex-a76", "ncnn", version)
+        arm64.runner("cortex-a76", "ncnn", version)
     except Unavailable as e:
         pytest.skip(str(e))
     for cpu, want in (("cortex-a72", 160000.0), ("cortex-a76", np.inf)):
-        python, env = arm64.runner(cpu, "ncnn", version)
-        step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=300, python=python, env=env, **kw)
+        step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=300, **arm64.runner(cpu, "ncnn", version), **kw)
         assert step.ok, step.output[-500:]
         with np.load(tmp_path / "out.npz") as z:
             assert z["out0"].tolist() == [[want] * 4], cpu

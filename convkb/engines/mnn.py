@@ -82,10 +82,9 @@ class MNN(Engine):
                                     self.s.artifacts.case(case)["outputs"], method, samples, seed)
 
     def _where(self, cpu: str | None, precision: str) -> tuple[dict, str]:
-        """run_function's python/env for an emulated arm64 `cpu` (convkb.tools.arm64), and how outputs are labelled."""
-        python, env = arm64.runner(cpu, "mnn", self.version()) if cpu else (None, None)
+        """run_function's python, env and preload for an emulated arm64 `cpu` (convkb.tools.arm64), and how outputs are labelled."""
         label = "".join([f" on an emulated {cpu}" if cpu else "", f", precision {precision}" if precision != "normal" else ""])
-        return {"python": python, "env": env}, label
+        return arm64.runner(cpu, "mnn", self.version()) if cpu else {}, label
 
     def run(self, model: Path, case: str | None = None, cpu: str | None = None, precision: str = "normal") -> Outputs:
         """Run `<case>[...].mnn` on the case's inputs with MNN's module API; outputs are named as in the case.

@@ -61,12 +61,12 @@ class NCNN(Engine):
         else:
             axes_in = [None if batch else LEADING] * len(inputs)
             axes_out = [LEADING] * len(outputs)
-        python, env = arm64.runner(cpu, "ncnn", self.version()) if cpu else (None, None)
+        emulated = arm64.runner(cpu, "ncnn", self.version()) if cpu else {}
         out = self.s.path(f"{param.stem}.ncnn-out.npz")
         case_outputs = list(self.s.artifacts.reference(case).arrays)
         where = f" on an emulated {cpu}" if cpu else ""
         self.s.step(child.run_function(f"ncnn run {param.name}{where}", "convkb.workers.ncnn:run",
-                                       python=python, env=env,
+                                       **emulated,
                                        param=str(param), bin=str(bin) if bin else None,
                                        feed=str(self.s.artifacts.inputs(case)), out=str(out),
                                        blobs_in=inputs, blobs_out=dict(zip(outputs, case_outputs)),

@@ -1,0 +1,133 @@
+"""A warm Python that forks one child per engine step, for interpreters that are slow to start.
+
+An emulated aarch64 Python (convkb.tools.arm64) spends seconds importing numpy and the engine under qemu,
+more than the step itself. The server imports them once; each step is then a fork of it: a process of its
+own, as convkb.child's steps are, with its output captured at the file-descriptor level, its own session
+(killed whole on a timeout) and its crash or signal reported, never the server's.
+
+Host side: `call()`, used by convkb.child.run_function(preload=...). Server side: `python -m
+convkb.forkserver MODULE...` reads one job per line on stdin and answers one line on its stdout.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from convkb import child
+
+_servers: dict[tuple, subprocess.Popen] = {}
+_lock = threading.Lock()
+_SLACK = 30.0  # beyond a job's own timeout (the server enforces that), how long the host waits for a reply
+
+
+def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], target: str, kwargs: dict[str, Any],
+         output: Path, timeout: float, cwd: Path | None) -> tuple[int | None, bool] | None:
+    """Run `target(**kwargs)` in a fork of the warm server for (python, env, preload), started with the
+    environment of convkb.child's steps plus `env` (the rest of ours, as it was then); its output goes to
+    `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
+    (the caller then runs the step in a fresh process)."""
+    key = (tuple(python), tuple(sorted(env.items())), preload)
+    job = json.dumps({"target": target, "kwargs": kwargs, "output": str(output), "timeout": timeout,
+                      "cwd": str(cwd) if cwd else None}) + "\n"
+    with _lock:
+        server = _servers.get(key)
+        if server is None or server.poll() is not None:
+            server = _servers[key] = subprocess.Popen(
+                [*python, "-m", "convkb.forkserver", *preload], env={**child.step_env(), **env}, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            server.stdin.write(job.encode())
+            server.stdin.flush()
+            ready, _, _ = select.select([server.stdout], [], [], timeout + _SLACK)
+            line = server.stdout.readline() if ready else b""
+            reply = json.loads(line)
+            return reply["returncode"], reply["timed_out"]
+        except (OSError, ValueError, KeyError):
+            _stop(server)
+            _servers.pop(key, None)
+            return None
+
+
+def _stop(server: subprocess.Popen) -> None:
+    try:
+        os.killpg(server.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    server.wait()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in _servers.values():
+        _stop(server)
+    _servers.clear()
+
+
+def _serve(preload: list[str]) -> None:
+    replies = os.fdopen(os.dup(1), "w")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 1)  # a stray print of the server or an engine must not garble the replies
+    for module in preload:
+        try:
+            __import__(module)
+        except Exception:  # the child imports it again and shows the error in its own output
+            pass
+    for line in sys.stdin:
+        job = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(job, null)
+        deadline = time.monotonic() + job["timeout"]
+        timed_out = False
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                os.killpg(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                break
+            time.sleep(0.01)
+        replies.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status), "timed_out": timed_out}) + "\n")
+        replies.flush()
+
+
+def _child(job: dict[str, Any], null: int) -> None:
+    code = 1
+    try:
+        os.setsid()
+        out = os.open(job["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(null, 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        if job["cwd"]:
+            os.chdir(job["cwd"])
+        child.call(job["target"], job["kwargs"])
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1:])
