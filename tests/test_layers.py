@@ -8,7 +8,7 @@ LAYERS = {  # the README's map, top (0) to bottom
     0: ["verdicts", "tags", "errors", "paths", "versions", "engines"],  # engines: the registry, convkb/engines/__init__.py
     1: ["pattern", "schema", "entries", "messages", "records", "expectations", "checks", "history", "status",
         "compare"],
-    2: ["child", "export", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
+    2: ["child", "forkserver", "export", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
         "accepting"],
     3: ["match", "site"],
     4: ["contracts", "pytest_plugin", "cli", "scaffold", "__main__", "__init__"],
