@@ -3,13 +3,15 @@ Chinese and synonyms, one word, issue references, half-typed words and words no 
 390 px; the status table, copy-link buttons, the home page's filters.
 
 The search cases come from each real entry's own data (its signature examples, the same lines with
-other numbers, its Chinese title, its synonyms), so a new entry adds cases and never breaks one.
+other numbers, its Chinese title, four of its synonyms; all with KB_ALL_SYNONYMS=1), so a new entry adds
+cases and never breaks one.
 Needs playwright (the `test` extra) and a Chromium binary; no browser is downloaded. Without them
 the tests skip, except under CI (env CI set), where a missing browser must not pass silently.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -70,10 +72,21 @@ def _cases() -> list[tuple[str, str, str, frozenset[str]]]:
             out.append((e.slug, "pasted", noisy, frozenset(x.slug for x in ENTRIES if _matches(x, sig.example))))
         if e.meta.zh:
             out.append((e.slug, "zh-title", e.meta.zh.title, frozenset({e.slug})))
-        for word in e.meta.synonyms:  # a word two entries list must bring both first
+        for word in _some(e.meta.synonyms):  # a word two entries list must bring both first
             out.append((e.slug, "synonym", word, frozenset(
                 x.slug for x in ENTRIES if word.casefold() in (w.casefold() for w in x.meta.synonyms))))
     return out
+
+
+SYNONYMS = None if os.environ.get("KB_ALL_SYNONYMS") else 4  # per entry: typing all 1100+ takes minutes
+
+
+def _some(words: list[str]) -> list[str]:
+    """A spread of an entry's synonyms (all with KB_ALL_SYNONYMS=1), the same on every run: the 4 whose
+    hashes come first, so no position in the list is favoured."""
+    if SYNONYMS is None:
+        return list(words)
+    return sorted(words, key=lambda w: hashlib.sha256(w.encode()).hexdigest())[:SYNONYMS]
 
 
 def _messages_index():
@@ -569,28 +582,4 @@ def test_home_page_filters_by_engine_tag_and_status(context, base_url):
                          x.meta.tags}
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "site-home.png"))
-    page.close()
-
-
-@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
-def test_the_first_screen_shows_the_newest_status_and_the_workaround(context, base_url, width, height):
-    slug = next(e.slug for e in ENTRIES if e.meta.workarounds and "mnn" in e.meta.engines)
-    page = context.new_page()
-    page.set_viewport_size({"width": width, "height": height})
-    page.goto(base_url + f"{slug}/")
-    for part in (".kb-answer-engine", ".kb-answer-fix"):
-        box = page.locator(part).first.bounding_box()
-        assert box and box["y"] + box["height"] <= height, f"{part} ends at {box} on a {width}x{height} screen"
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"first-screen-{width}.png"))
-    page.close()
-
-
-def test_the_home_tables_status_column_is_visible_on_a_phone(context, base_url):
-    page = context.new_page()
-    page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(base_url)
-    badge = page.locator("tr.kb-entry .kb-badge").first
-    box = badge.bounding_box()
-    assert badge.is_visible() and box and box["x"] + box["width"] <= 390, f"status badge at {box} on a 390 px screen"
     page.close()
