@@ -7,6 +7,9 @@ classified by hand) and prints, for each draw and for all draws together, per en
   * coverage            = entry / (entry + bug)
   * coverage with index = (entry + message) / (entry + message + bug)
   * the most frequent `family` labels among `bug` threads: what to add next
+  * the bug threads whose family needs what no machine here has (NOT_HERE, by family name): a GPU or
+    NPU backend, a device's ARM/RISC-V kernels, ncnn's int8 tools, a release older than the installable
+    ones, another front end, a build or toolchain; and the ceiling that leaves for entry coverage
 
 Run:  /work/main/.venv/bin/python bench/coverage/coverage.py [threads.yaml] [--top N]
 Standard library + pyyaml only.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -41,6 +45,23 @@ IN_FLIGHT = {
     "mnn-quant-ema-accuracy",
 }
 ALIASES = {"ncnn-onnx2ncnn-squeeze-batch-axis": "ncnn-onnx2ncnn-squeeze-unsqueeze-axes"}
+
+# Families whose bugs cannot be measured on these machines (Mesa's lavapipe and qemu's aarch64 CPUs are
+# measured, but not a vendor's GPU driver, an NPU, 32-bit ARM or RISC-V kernels, ncnn2table/ncnn2int8 (not in
+# the wheels), MNN before 3.0.0 (no wheels), TFLite/Caffe/TF/MXNet models, or a build).
+NOT_HERE = {
+    "GPU/NPU backend": r"gpu|vulkan|opencl|metal|coreml|npu|cuda",
+    "armv7/RISC-V kernels": r"armv7|riscv|rvv",
+    "ncnn int8 tools": r"int8|ncnn-tools",
+    "MNN before 3.0.0": r"old-converter",
+    "other front end": r"tflite|caffe|mxnet|tf-|torchscript-frontend|darknet",
+    "build/toolchain": r"build|android-zero|runtime-crash",
+    "LLM tooling": r"llm|diffusion",
+}
+
+
+def not_here(family: str) -> str | None:
+    return next((why for why, rx in NOT_HERE.items() if re.search(rx, family)), None)
 
 
 def known_entries() -> set[str]:
@@ -126,6 +147,13 @@ def report(title: str, threads: list[dict], top: int) -> None:
     if len(ranked) > top and len(ranked[top - 1][1]) > 1:  # keep families tied with the last one shown (not singletons)
         shown += [kv for kv in ranked[top:] if len(kv[1]) == len(ranked[top - 1][1])]
     ties = f", {len(shown) - top} more tied" if len(shown) > top else ""
+    bugs = [t for t in threads if t["class"] == "bug"]
+    away = Counter(w for t in bugs if (w := not_here(t["family"])))
+    if bugs:
+        c = Counter(t["class"] for t in threads)
+        print(f"  bugs needing what no machine here has: {sum(away.values())}/{len(bugs)} "
+              f"({', '.join(f'{w} {n}' for w, n in away.most_common())}); entry coverage could reach at most "
+              f"{ratio(c['entry'] + len(bugs) - sum(away.values()), c['entry'] + len(bugs))}")
     print(f"  missing families (bug threads), top {min(top, len(ranked))} of {len(ranked)}{ties}:")
     for fam, ts in shown:
         engines = "/".join(sorted({t["engine"] for t in ts}))
