@@ -282,7 +282,7 @@ MISSING = [(f"{q} {UNKNOWN}", is_it) for q, is_it in FIXED] + [(f"{UNKNOWN} {q}"
 
 
 def _refs() -> list[tuple[str, frozenset[str]]]:
-    """(MNN#3977, the pages that cite alibaba/MNN#3977: as upstream, or in their text) for every upstream
+    """(MNN#3977, the pages that cite alibaba/MNN#3977: as upstream, or in their text or an upstream note) for every upstream
     reference of an entry."""
     msgs = _messages_index().values()
     out = {}
@@ -292,7 +292,7 @@ def _refs() -> list[tuple[str, frozenset[str]]]:
             short = f"{repo.split('/')[1]}#{num}"
             out[short] = frozenset(
                 {x.slug for x in ENTRIES if any(v.ref == u.ref for v in x.meta.upstream) or
-                 re.search(rf"{re.escape(short)}\b", x.body)} |
+                 re.search(rf"{re.escape(short)}\b", x.body + "".join(v.note or "" for v in x.meta.upstream))} |
                 {f"messages/{m.id}" for m in msgs if any(c.ref == u.ref for c in m.causes)})
     # The number is the reference's one specific word: where another page has it too (2020 is a year as
     # well as ncnn#2020), nothing tells the pages apart.

@@ -16,7 +16,10 @@ from convkb.engines import NAMES
 from convkb.entries import Entry
 
 _CJK = re.compile(r"[\u3400-\u9fff]+")
-_WORD = re.compile(r"[a-z][a-z0-9_.+-]*[a-z0-9]|[a-z]|\d+d\b")
+_WORD = re.compile(r"[a-z][a-z0-9_.+-]*[a-z0-9]|[a-z]|\d+-?d\b")
+# A call with its integer arguments (permute(2, 0, 3, 1, 4), x.reshape(1, 3, 6, 10)): people paste the line of
+# code, pages quote it, and the numbers say which permute it is. One term: the call's last name and its numbers.
+_CALL = re.compile(r"([a-z_][a-z0-9_]*)\(\s*(-?\d+(?:\s*,\s*-?\d+)+)\s*\)")
 # Words every report and every entry has: they tell nothing apart.
 STOP = frozenset("""a an and are as at be but by can for from has have i in is it its my of on or the this to
 was were when with model models convert converted converting conversion error errors issue problem use using
@@ -65,14 +68,114 @@ def _stop(word: str) -> bool:
     return bool(_CJK.fullmatch(word)) and any(word[:i] in STOP and _stop(word[i:]) for i in range(1, len(word)))
 
 
+def spellings(word: str) -> list[str]:
+    """A Latin word and the other ways people write the same name: a dotted name also as its last part
+    (torch.sum is `sum(dim=1)` in a report, nn.Embedding is "embedding"), a snake_case one also run together
+    (grid_sample is GridSample, log_softmax LogSoftmax); a rank as one word (5-D, 5D: 5d)."""
+    if word[:1].isdigit():
+        return [word.replace("-", "")]  # 5-D is 5D
+    out = [word]
+    if "." in word:
+        out.append(word.rsplit(".", 1)[1])
+    if "_" in out[-1]:
+        out.append(out[-1].replace("_", ""))
+    return out
+
+
+def _in_stop(word: str, i: int, j: int) -> bool:
+    """word[i:j] lies inside a stop word of `word` (不支 inside 不支持 of 不支持的算子)."""
+    return any(_stop(word[a:b]) for a in range(i + 1) for b in range(max(j, a + 2), len(word) + 1))
+
+
+def _chinese(run: str) -> list[str]:
+    """jieba's search cut of a Chinese run (each word, then the dictionary words inside a longer one), without
+    the pieces of a stop word: 不支持 is a stop word, and so is its 不支."""
+    jieba, out = _jieba(), []
+    for w in jieba.lcut(run):
+        if _stop(w):
+            continue
+        for n in (2, 3):
+            if len(w) > n:
+                out += [w[i:i + n] for i in range(len(w) - n + 1)
+                        if jieba.get_FREQ(w[i:i + n]) and not _in_stop(w, i, i + n)]
+        out.append(w)
+    # One-character words are mostly particles (把, 被, 里, 对): they match every entry's Chinese text alike.
+    return [w for w in out if len(w) > 1]
+
+
+def _latin(low: str) -> list[list[str]]:
+    text = _CJK.sub(" ", low)
+    return [spellings(w.strip(".")) for w in _WORD.findall(text)] + \
+        [[m[1] + "(" + "".join(m[2].split()) + ")"] for m in _CALL.finditer(text)]
+
+
 def tokens(text: str) -> list[str]:
-    """Lowercased English words and jieba's Chinese words, without stop words."""
+    """Lowercased English words (with their other spellings) and jieba's Chinese words, without stop words."""
     low = text.lower()
-    out = [w.strip(".") for w in _WORD.findall(_CJK.sub(" ", low))]
+    out = [s for group in _latin(low) for s in group]
     for run in _CJK.findall(low):
-        # One-character words are mostly particles (把, 被, 里, 对): they match every entry's Chinese text alike.
-        out += [w for w in _jieba().lcut_for_search(run) if len(w) > 1]
+        out += _chinese(run)
     return [w for w in out if w and not _stop(w) and not w.isdigit()]
+
+
+def nest(terms: list[str]) -> list[list[str]]:
+    """Chinese terms as groups: the longest heads one, a term inside it joins it (输出形状不对 with 形状不对, 形状,
+    不对). In the order longest first, then by code point, which Python and JavaScript sort alike."""
+    groups: list[list[str]] = []
+    for t in sorted(set(terms), key=lambda t: (-len(t), t)):
+        head = next((g for g in groups if t in g[0]), None)
+        if head is None:
+            groups.append([t])
+        else:
+            head.append(t)
+    return groups
+
+
+def distinct(groups: list[list[str]], keep) -> list[list[str]]:
+    """Each term once: a word as typed heads its group (torch.squeeze ... Squeeze: squeeze is a word of its own,
+    not only torch.squeeze's other spelling); a group whose head is no word (a stop word, a number, typed
+    before) goes."""
+    heads = {g[0] for g in groups if g}
+    seen: set[str] = set()
+    out = []
+    for g in groups:
+        if not g or not g[0] or g[0] in seen or not keep(g[0]):
+            continue
+        g = [g[0]] + [w for w in dict.fromkeys(g[1:]) if w and w not in seen and w not in heads and keep(w)]
+        out.append(g)
+        seen.update(g)
+    return out
+
+
+def query_groups(text: str) -> list[list[str]]:
+    """A report's words, one group per thing it says: a Latin word with its other spellings, a Chinese word with
+    the dictionary words inside it. A page scores the best of a group's terms, not their sum: a Chinese phrase
+    cut into four overlapping pieces says no more than one English word, and outweighed a named op."""
+    low = text.lower()
+    chinese = [w for run in _CJK.findall(low) for w in _chinese(run)]
+    return distinct(_latin(low) + nest(chinese), lambda w: not _stop(w) and not w.isdigit())
+
+
+PART = 0.5  # a group's other terms (another spelling, a piece of the phrase) count at this fraction
+
+
+def best_of(groups: list[list[str]], names, scores_of) -> dict[int, float]:
+    """Per document, the sum over the groups of the group's best term. The words as typed (a group's first term)
+    count whole, its other terms at PART: a page that says what the user said (nn.LSTM, 可变形卷积) beats one
+    that only shares a part of it (lstm, 卷积). An op or API name (torch.squeeze, argmax, nn.embedding) says
+    more than the words around it: it counts twice. Only names some entry's document holds, so a stray English
+    word in Chinese prose does not."""
+    total: dict[int, float] = {}
+    for g in groups:
+        best: dict[int, float] = {}
+        for j, term in enumerate(g):
+            k = (2 if term in names else 1) * (1 if j == 0 else PART)
+            for i, w in scores_of(term):
+                if k * w > best.get(i, 0.0):
+                    best[i] = k * w
+        for i, w in best.items():
+            total[i] = total.get(i, 0.0) + w
+    return total
 
 
 def document(e: Entry) -> list[str]:
@@ -109,17 +212,20 @@ class Index:
 
     def rank(self, text: str) -> list[tuple[Entry, float, list[str]]]:
         """Entries by score, best first, with the query words each one shares (those with a score only)."""
-        query = list(dict.fromkeys(tokens(text)))
-        if not query:
+        groups = query_groups(text)
+        if not groups:
             return []
-        # An op or API name (torch.squeeze, argmax, nn.embedding) says more than the words around it: it counts
-        # twice. Only names some entry's document holds, so a stray English word in Chinese prose does not.
-        scores = self.bm25.get_scores(query + [w for w in query if w in self.names])
+        query = [w for g in groups for w in g]
+
+        def scores_of(term: str):
+            return [(i, float(s)) for i, s in enumerate(self.bm25.get_scores([term])) if s > 0]
+
+        scores = best_of(groups, self.names, scores_of)
         out = []
-        for e, doc, score in zip(self.entries, self.docs, scores):
+        for i, score in scores.items():
             if score > 0:
-                have = set(doc)
-                out.append((e, float(score), [w for w in query if w in have]))
+                have = set(self.docs[i])
+                out.append((self.entries[i], score, [w for w in query if w in have]))
         return sorted(out, key=lambda t: -t[1])
 
 
@@ -137,9 +243,12 @@ class SiteIndex:
     as a table of term weights (`javascript()`), so that the browser ranks a query as `rank()` does here.
 
     A query's Latin words are found as `tokens()` finds them; its Chinese words as the index's own Chinese
-    terms that occur in it (the browser has no jieba: the index's vocabulary is the dictionary), each once.
+    terms that occur in it (the browser has no jieba: the index's vocabulary is the dictionary), each once;
+    they are scored in groups, as Index.rank scores them (query_groups, best_of).
     An engine's bare name is no word here: alone (`ncnn`, `MNN#3977`) it would rank every page of that engine
-    by how often it says so; the search box prefers the engine's pages by other means (lines.preferred).
+    by how often it says so. It says which engine the query is about instead: the pages of the engines it names
+    come first, each group in its words' order (as kb explain keeps word-only results to the engines a report
+    names, and lines.preferred orders the box's other results).
     Weights are rounded to 1e-6 and summed in query order on both sides, so the order is the same."""
 
     K1, B = 1.5, 0.75  # rank_bm25's defaults, as explain uses them
@@ -159,55 +268,99 @@ class SiteIndex:
                 self.weights.setdefault(term, []).append((i, w))
         self.names = sorted({w for e in entries for w in names(e)})
         self.chinese = sorted(t for t in self.weights if _CJK.fullmatch(t))
+        self.engines = [list(e.meta.engines) for e in entries] + [list(m.engines) for m in (messages or {}).values()]
 
-    def query(self, text: str) -> list[str]:
+    def query(self, text: str) -> list[list[str]]:
+        """The query's groups of terms (query_groups), its Chinese ones found in the index's vocabulary."""
         low = _REF.sub(" ", text.lower())  # an issue reference (pytorch#151693) is a number to look up, not words
-        out = [w.strip(".") for w in _WORD.findall(_CJK.sub(" ", low))]
         runs = _CJK.findall(low)
-        out += [t for t in self.chinese if any(t in run for run in runs)]
-        return list(dict.fromkeys(w for w in out if w and w not in STOP and w not in ENGINE_NAMES and not w.isdigit()))
+        chinese = [t for t in self.chinese if any(t in run for run in runs)]
+        return distinct(_latin(low) + nest(chinese),
+                        lambda w: w not in STOP and w not in ENGINE_NAMES and not w.isdigit())
 
     def rank(self, text: str) -> list[str]:
-        """The pages that share the query's words, best first (ties in page order)."""
-        query = self.query(text)
-        names = set(self.names)
-        scores: dict[int, float] = {}
-        for term in query + [w for w in query if w in names]:  # a name counts twice, as in Index.rank
-            for i, w in self.weights.get(term, ()):
-                scores[i] = scores.get(i, 0.0) + w
-        return [self.pages[i] for i in sorted((i for i, s in scores.items() if s > 0), key=lambda i: (-scores[i], i))]
+        """The pages that share the query's words, best first (ties in page order); the named engines' first."""
+        from convkb.match.lines import ENGINE_WORDS
+
+        scores = best_of(self.query(text), set(self.names), lambda term: self.weights.get(term, ()))
+        named = {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
+        return [self.pages[i] for i in sorted((i for i, s in scores.items() if s > 0),
+                                              key=lambda i: (not named & set(self.engines[i]), -scores[i], i))]
 
     def javascript(self) -> str:
+        from convkb.match.lines import ENGINE_WORDS
+
         data = {"pages": self.pages, "weights": self.weights, "names": self.names, "chinese": self.chinese,
-                "word": _WORD.pattern, "cjk": _CJK.pattern, "ref": _REF.pattern, "stop": sorted(STOP | ENGINE_NAMES)}
+                "word": _WORD.pattern, "call": _CALL.pattern, "cjk": _CJK.pattern, "ref": _REF.pattern,
+                "stop": sorted(STOP | ENGINE_NAMES), "engines": self.engines, "engineWords": ENGINE_WORDS, "part": PART}
         return ("/* Generated from convkb/match/words.py at site build: kb explain's BM25 over the pages' words. */\n"
                 "window.kbWords = (function (data) {\n"
                 "  var stop = {}; data.stop.forEach(function (w) { stop[w] = true; });\n"
                 "  var names = {}; data.names.forEach(function (w) { names[w] = true; });\n"
                 "  var cjk = new RegExp(data.cjk, \"g\");\n"
+                "  function spellings(w) {\n"
+                "    if (/^[0-9]/.test(w)) return [w.replace(/-/g, \"\")];\n"
+                "    var out = [w], dot = w.lastIndexOf(\".\");\n"
+                "    if (dot >= 0) out.push(w.slice(dot + 1));\n"
+                "    var last = out[out.length - 1];\n"
+                "    if (last.indexOf(\"_\") >= 0) out.push(last.replace(/_/g, \"\"));\n"
+                "    return out;\n"
+                "  }\n"
+                "  function nest(terms) {\n"
+                "    var groups = [];\n"
+                "    terms.filter(function (t, i) { return terms.indexOf(t) === i; })\n"
+                "      .sort(function (a, b) { return (b.length - a.length) || (a < b ? -1 : a > b ? 1 : 0); })\n"
+                "      .forEach(function (t) {\n"
+                "        var head = groups.find(function (g) { return g[0].indexOf(t) >= 0; });\n"
+                "        if (head) head.push(t); else groups.push([t]);\n"
+                "      });\n"
+                "    return groups;\n"
+                "  }\n"
                 "  function query(text) {\n"
-                "    var low = text.toLowerCase().replace(new RegExp(data.ref, \"g\"), \" \"), out = [], seen = {};\n"
-                "    (low.replace(cjk, \" \").match(new RegExp(data.word, \"g\")) || []).forEach(function (w) {\n"
-                "      out.push(w.replace(/^\\.+|\\.+$/g, \"\"));\n"
+                "    var low = text.toLowerCase().replace(new RegExp(data.ref, \"g\"), \" \"), seen = {};\n"
+                "    var groups = (low.replace(cjk, \" \").match(new RegExp(data.word, \"g\")) || []).map(function (w) {\n"
+                "      return spellings(w.replace(/^\\.+|\\.+$/g, \"\"));\n"
                 "    });\n"
+                "    var call = new RegExp(data.call, \"g\"), m, latin = low.replace(cjk, \" \");\n"
+                "    while ((m = call.exec(latin))) groups.push([m[1] + \"(\" + m[2].replace(/\\s+/g, \"\") + \")\"]);\n"
                 "    var runs = low.match(cjk) || [];\n"
-                "    data.chinese.forEach(function (t) {\n"
-                "      if (runs.some(function (r) { return r.indexOf(t) >= 0; })) out.push(t);\n"
+                "    groups = groups.concat(nest(data.chinese.filter(function (t) {\n"
+                "      return runs.some(function (r) { return r.indexOf(t) >= 0; });\n"
+                "    })));\n"
+                "    var heads = {};\n"
+                "    groups.forEach(function (g) { if (g.length) heads[g[0]] = true; });\n"
+                "    function keep(w) { return w && !seen[w] && !stop[w] && !/^[0-9]+$/.test(w); }\n"
+                "    var out = [];\n"
+                "    groups.forEach(function (g) {\n"
+                "      if (!g.length || !keep(g[0])) return;\n"
+                "      g = [g[0]].concat(g.slice(1).filter(function (w, i) {\n"
+                "        return g.indexOf(w, 1) === i + 1 && w !== g[0] && !heads[w] && keep(w);\n"
+                "      }));\n"
+                "      g.forEach(function (w) { seen[w] = true; });\n"
+                "      out.push(g);\n"
                 "    });\n"
-                "    return out.filter(function (w) {\n"
-                "      if (!w || stop[w] || /^[0-9]+$/.test(w) || seen[w]) return false;\n"
-                "      return (seen[w] = true);\n"
-                "    });\n"
+                "    return out;\n"
                 "  }\n"
                 "  return function (text) {\n"
-                "    var q = query(text), scores = {};\n"
-                "    q.concat(q.filter(function (w) { return names[w]; })).forEach(function (t) {\n"
-                "      (Object.prototype.hasOwnProperty.call(data.weights, t) ? data.weights[t] : []).forEach(function (p) {\n"
-                "        scores[p[0]] = (scores[p[0]] || 0) + p[1];\n"
+                "    var scores = {};\n"
+                "    var named = Object.keys(data.engineWords).filter(function (e) {\n"
+                "      return new RegExp(data.engineWords[e], \"i\").test(text);\n"
+                "    });\n"
+                "    function other(i) {\n"
+                "      return data.engines[i].some(function (e) { return named.indexOf(e) >= 0; }) ? 0 : 1;\n"
+                "    }\n"
+                "    query(text).forEach(function (g) {\n"
+                "      var best = {};\n"
+                "      g.forEach(function (t, j) {\n"
+                "        var k = (names[t] ? 2 : 1) * (j === 0 ? 1 : data.part);\n"
+                "        (Object.prototype.hasOwnProperty.call(data.weights, t) ? data.weights[t] : []).forEach(function (p) {\n"
+                "          if (k * p[1] > (best[p[0]] || 0)) best[p[0]] = k * p[1];\n"
+                "        });\n"
                 "      });\n"
+                "      Object.keys(best).forEach(function (i) { scores[i] = (scores[i] || 0) + best[i]; });\n"
                 "    });\n"
                 "    return Object.keys(scores).map(Number).filter(function (i) { return scores[i] > 0; })\n"
-                "      .sort(function (a, b) { return (scores[b] - scores[a]) || (a - b); })\n"
+                "      .sort(function (a, b) { return (other(a) - other(b)) || (scores[b] - scores[a]) || (a - b); })\n"
                 "      .map(function (i) { return data.pages[i]; });\n"
                 "  };\n"
                 f"}})({json.dumps(data, ensure_ascii=False, separators=(',', ':'))});\n")

@@ -1,0 +1,59 @@
+"""convkb.match.words: how a report's words are cut and scored, for kb explain and the site's search box alike."""
+
+from __future__ import annotations
+
+from convkb.match import words
+from convkb.match.words import best_of, nest, query_groups, spellings, tokens
+
+
+def test_a_name_is_found_as_people_write_it():
+    assert spellings("torch.sum") == ["torch.sum", "sum"]  # `x.sum(dim=1)` in a report
+    assert spellings("f.grid_sample") == ["f.grid_sample", "grid_sample", "gridsample"]  # GridSample
+    assert spellings("5-d") == ["5d"] and "5d" in tokens("a 5-D permute") and "5d" in tokens("5D permute")
+
+
+def test_a_call_with_its_numbers_is_one_term():
+    want = "permute(2,0,3,1,4)"
+    assert want in tokens("qkv.permute(2, 0, 3, 1, 4)") and want in tokens("x.permute(2,0,3,1,4) 不支持")
+    assert "permute(1,0)" not in tokens("x.permute(2, 0, 3, 1, 4)")
+    assert not [t for t in tokens("softmax(dim=1)") if "(" in t]  # not integer arguments
+
+
+def test_a_stop_words_pieces_are_no_words():
+    """不支持 (not supported) is a stop word: so is 不支, the piece jieba's search cut adds."""
+    assert tokens("onnx2ncnn 不支持") == ["onnx2ncnn"]
+    assert "不支" not in tokens("LogSoftmax 算子不支持")
+
+
+def test_a_word_as_typed_heads_its_group():
+    groups = query_groups("torch.squeeze 后 Squeeze 不支持")
+    assert ["torch.squeeze"] in groups and ["squeeze"] in groups  # not squeeze as torch.squeeze's other spelling
+    assert nest(["形状", "输出形状不对", "不对", "形状不对"]) == [["输出形状不对", "形状不对", "不对", "形状"]]
+
+
+def test_a_group_scores_its_best_term_and_the_typed_one_most():
+    """A Chinese phrase cut into overlapping pieces says one thing: document 0 has every piece, document 1 the
+    named op the report also gives; the op wins, where summing the pieces made the phrase outweigh it."""
+    weights = {"输出形状不对": [(0, 4.0)], "形状不对": [(0, 5.0)], "形状": [(0, 3.0)], "crop": [(1, 5.0)]}
+    groups = [["crop"], ["输出形状不对", "形状不对", "形状"]]
+    scores = best_of(groups, {"crop"}, lambda t: weights.get(t, ()))
+    assert scores == {1: 10.0, 0: max(4.0, words.PART * 5.0, words.PART * 3.0)}
+    assert scores[1] > scores[0] < sum(w for t in groups[1] for _, w in weights[t])
+
+
+def test_the_search_box_puts_the_named_engines_pages_first():
+    """A description that says MNN is about MNN's pages, whatever words an ncnn page shares (as kb explain keeps
+    word-only results to the engines a report names); within each part, the words' order."""
+    from convkb import messages as message_index
+    from convkb.entries import load_all
+    from convkb.match.words import SiteIndex
+    from convkb.paths import repo_root
+
+    entries = load_all(repo_root(), broken=[])
+    index = SiteIndex(entries, message_index.load_all(entries=entries))
+    engines = dict(zip(index.pages, index.engines))
+    plain = index.rank("deconvolution output shape")
+    assert {engines[p][0] for p in plain[:5]} - {"mnn"}  # some other engine's page ranks high on the words alone
+    named = index.rank("deconvolution output shape, MNN")
+    mnn = [p for p in plain if "mnn" in engines[p]]
+    assert mnn and named == mnn + [p for p in plain if p not in mnn]
