@@ -68,6 +68,12 @@ def portable(pattern: str) -> tuple[str, str] | None:
     return pattern.replace("(?i:", "(?:").replace("(?P<", "(?<"), flags
 
 
+def _overlaps(claim: re.Pattern, text: str, m: re.Match) -> bool:
+    """Another entry's literal signature claims the evidence's own words (the same span of the line); a paste
+    in the search box has lost its line breaks, so the span, not the line, says which line it is."""
+    return any(c.start() < m.end() and m.start() < c.end() for c in claim.finditer(text))
+
+
 @dataclass
 class Table:
     rules: list[Rule]
@@ -104,7 +110,9 @@ class Table:
         causes = {}
         for m in messages.values():
             citing = [e for e in entries if any(s.message == m.id for s in e.meta.signatures)]
-            said = [{w.lower() for w in e.meta.synonyms if len(w) >= 4 and not re.search(m.pattern, w, re.I)}
+            own = f"{m.template} {m.example}".lower()  # the message's own words name no cause
+            said = [{w.lower() for w in e.meta.synonyms
+                     if len(w) >= 4 and not re.search(m.pattern, w, re.I) and w.lower() not in own}
                     for e in citing]
             causes[f"messages/{m.id}/"] = [
                 Rule(f"{e.slug}/", ENTRY, _word(w), "i", False, len(w))
@@ -125,7 +133,7 @@ class Table:
                 layer = LAYER_LINE.search(m.group(0))
                 if layer and layer[1] in self.native:
                     continue
-                if r.evidence and any(c.page != r.page and c.regex.search(text) for c in self.claims):
+                if r.evidence and any(c.page != r.page and _overlaps(c.regex, text, m) for c in self.claims):
                     continue
             if r.kind == MESSAGE:
                 rest = f"{text[:m.start()]}\n{text[m.end():]}"  # a cause is named by words besides the line
@@ -164,7 +172,14 @@ class Table:
                 "  Object.keys(data.causes).forEach(function (p) {\n"
                 "    causes[p] = data.causes[p].map(function (c) { return { page: c.page, rx: new RegExp(c.source, c.flags) }; });\n"
                 "  });\n"
-                "  var claims = data.claims.map(function (c) { return { page: c.page, rx: new RegExp(c.source, c.flags) }; });\n"
+                "  var claims = data.claims.map(function (c) { return { page: c.page, rx: new RegExp(c.source, c.flags + \"g\") }; });\n"
+                "  function overlaps(rx, text, m) {\n"
+                "    rx.lastIndex = 0;\n"
+                "    for (var c; (c = rx.exec(text)); rx.lastIndex = c.index + Math.max(c[0].length, 1)) {\n"
+                "      if (c.index < m.index + m[0].length && m.index < c.index + c[0].length) return true;\n"
+                "    }\n"
+                "    return false;\n"
+                "  }\n"
                 "  var layer = /layer (\\S+) not exists or registered/i;\n"
                 "  function kbLines(text) {\n"
                 "    var hits = [];\n"
@@ -174,7 +189,7 @@ class Table:
                 "      if (r.entry) {\n"
                 "        var l = layer.exec(m[0]);\n"
                 "        if (l && native[l[1]]) return;\n"
-                "        if (r.evidence && claims.some(function (c) { return c.page !== r.page && c.rx.test(text); })) return;\n"
+                "        if (r.evidence && claims.some(function (c) { return c.page !== r.page && overlaps(c.rx, text, m); })) return;\n"
                 "      } else {\n"
                 "        var rest = text.slice(0, m.index) + \"\\n\" + text.slice(m.index + m[0].length);\n"
                 "        (causes[r.page] || []).forEach(function (c) {\n"
