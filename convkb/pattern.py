@@ -69,6 +69,9 @@ class NodeSpec(Strict):
     not_op: list[str] = []  # op types this node must not be (e.g. a base that is never negative)
     custom: bool | None = None  # True: an op that ONNX itself does not define
     outputs: Pred | None = None  # how many outputs the node writes (omitted optional ones do not count)
+    # How many inputs the node lists, as a converter's input_size() counts them: an optional input left off
+    # the end does not count, one skipped with the empty name "" does (Clip(x, min) vs Clip(x, min, "")).
+    inputs: Pred | None = None
     # Attribute tests. An attribute that became an input in a later opset (ReduceMean's `axes` in 18)
     # is read from that input when it is a constant: see `attr_inputs`.
     attrs: dict[str, Pred] = {}
@@ -247,6 +250,8 @@ class GraphIndex:
         if spec.custom is not None and spec.custom != _is_custom(node.op_type, node.domain):
             return False
         if spec.outputs is not None and not spec.outputs.test(sum(1 for t in node.output if t)):
+            return False
+        if spec.inputs is not None and not spec.inputs.test(len(node.input)):
             return False
         for slot in spec.graph_inputs:
             if slot >= len(node.input) or node.input[slot] not in self.inputs:

@@ -210,6 +210,18 @@ def test_outputs_counts_the_outputs_a_node_writes(outputs, hit):
     assert bool(find([lstm], helper.make_model(g))) is hit
 
 
+@pytest.mark.parametrize("inputs, hit", [(["x", "lo"], True), (["x", "lo", ""], False), (["x", "lo", "hi"], False)])
+def test_inputs_counts_the_inputs_a_node_lists(inputs, hit):
+    """An input left off the end is not listed; one skipped with "" is (what onnx2ncnn's input_size() sees)."""
+    clip = Pattern.model_validate({"name": "clip-min-only", "summary": "",
+                                   "nodes": {"c": {"op": "Clip", "inputs": {"eq": 2}}}})
+    g = helper.make_graph([helper.make_node("Clip", inputs, ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[helper.make_tensor(n, TensorProto.FLOAT, [], [0.5]) for n in ("lo", "hi")])
+    assert bool(find([clip], helper.make_model(g))) is hit
+
+
 NOT_FLOAT_CAST = Pattern.model_validate({
     "name": "cast-converts", "summary": "",
     "nodes": {"c": {"op": "Cast", "attrs": {"to": {"eq": 1}}, "input_types": {0: {"ne": 1, "default": 0}}}},
