@@ -1,7 +1,7 @@
-"""A warm Python that forks one child per engine step, for interpreters that are slow to start.
+"""A warm Python that forks one child per engine step, as importing numpy and an engine costs more than many
+steps (0.13 s here; seconds in an emulated aarch64 Python, convkb.tools.arm64).
 
-An emulated aarch64 Python (convkb.tools.arm64) spends seconds importing numpy and the engine under qemu,
-more than the step itself. The server imports them once; each step is then a fork of it: a process of its
+The server imports them once; each step is then a fork of it: a process of its
 own, as convkb.child's steps are, with its output captured at the file-descriptor level, its own session
 (killed whole on a timeout) and its crash or signal reported, never the server's.
 
@@ -20,31 +20,38 @@ import subprocess
 import sys
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from convkb import child
 
-_servers: dict[tuple, subprocess.Popen] = {}
+_servers: OrderedDict[tuple, subprocess.Popen] = OrderedDict()  # least recently used first
+_KEPT = 4  # servers kept warm at once (kb matrix goes through one engine version after another)
 _lock = threading.Lock()
+_VOLATILE = {"PYTEST_CURRENT_TEST"}  # changes with every test; a server per value would never be reused
 _SLACK = 30.0  # beyond a job's own timeout (the server enforces that), how long the host waits for a reply
 
 
 def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], target: str, kwargs: dict[str, Any],
          output: Path, timeout: float, cwd: Path | None) -> tuple[int | None, bool] | None:
-    """Run `target(**kwargs)` in a fork of the warm server for (python, env, preload), started with the
-    environment of convkb.child's steps plus `env` (the rest of ours, as it was then); its output goes to
+    """Run `target(**kwargs)` in a fork of the warm server for (python, environment, preload), the
+    environment being convkb.child's steps' plus `env`, as a fresh process would have it; its output goes to
     `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
     (the caller then runs the step in a fresh process)."""
-    key = (tuple(python), tuple(sorted(env.items())), preload)
+    env = {**child.step_env(), **env}
+    key = (tuple(python), tuple(sorted((k, v) for k, v in env.items() if k not in _VOLATILE)), preload)
     job = json.dumps({"target": target, "kwargs": kwargs, "output": str(output), "timeout": timeout,
                       "cwd": str(cwd) if cwd else None}) + "\n"
     with _lock:
         server = _servers.get(key)
         if server is None or server.poll() is not None:
+            while len(_servers) >= _KEPT:
+                _stop(_servers.popitem(last=False)[1])
             server = _servers[key] = subprocess.Popen(
-                [*python, "-m", "convkb.forkserver", *preload], env={**child.step_env(), **env}, stdin=subprocess.PIPE,
+                [*python, "-m", "convkb.forkserver", *preload], env=env, stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        _servers.move_to_end(key)
         try:
             server.stdin.write(job.encode())
             server.stdin.flush()
@@ -117,8 +124,10 @@ def _child(job: dict[str, Any], null: int) -> None:
             os.chdir(job["cwd"])
         child.call(job["target"], job["kwargs"])
         code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
+    except SystemExit as e:  # as the interpreter ends: a message is printed, None is success
+        code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+        if not isinstance(e.code, int) and e.code is not None:
+            print(e.code, file=sys.stderr)
     except BaseException:
         import traceback
 

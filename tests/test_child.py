@@ -52,6 +52,10 @@ def sleep_then_exit(seconds, code):
     sys.exit(code)
 
 
+def exit_with(code):
+    sys.exit(code)
+
+
 def test_a_warm_server_forks_each_step_and_keeps_its_fate(tmp_path):
     """preload= (convkb.forkserver, for the emulated arm64 Python): every outcome of a fresh process survives
     the fork (C output before a segfault, exit codes, a timeout), and the server outlives its children."""
@@ -67,6 +71,10 @@ def test_a_warm_server_forks_each_step_and_keeps_its_fate(tmp_path):
     step = run_function("add", "tests.test_child:write_sum", a=1, b=2, out=str(tmp_path / "sum"), **warm)
     assert step.ok and (tmp_path / "sum").read_text() == "3"
     assert len({s.pid for k, s in forkserver._servers.items() if k[0] == (sys.executable,)}) == 1  # one did all four
+    step = run_function("message", "tests.test_child:exit_with", code="ncnn: extract 'out0' failed with -1", **warm)
+    assert step.returncode == 1 and step.output.strip() == "ncnn: extract 'out0' failed with -1"
+    step = run_function("none", "tests.test_child:exit_with", code=None, **warm)
+    assert step.returncode == 0
     step = run_function("missing", "tests.test_child:no_such_function", **warm)
     assert step.returncode == 1 and "AttributeError" in step.output
 

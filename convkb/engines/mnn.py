@@ -14,6 +14,9 @@ from convkb.compare import Outputs
 from convkb.engines.base import Engine
 from convkb.tools import arm64
 
+WARM = ("numpy", "MNN")  # imported once by the server each run forks from (convkb.forkserver); not for mnnconvert,
+# whose _tools module is light and whose step must not share a process image with MNN's runtime
+
 
 def convert_step(src: Path, dst: Path, *flags: str, name: str | None = None, **run) -> child.StepResult:
     """mnnconvert `src` (ONNX) to `dst` in a child; `run`: convkb.child.run_function's timeout, cwd.
@@ -82,9 +85,10 @@ class MNN(Engine):
                                     self.s.artifacts.case(case)["outputs"], method, samples, seed)
 
     def _where(self, cpu: str | None, precision: str) -> tuple[dict, str]:
-        """run_function's python, env and preload for an emulated arm64 `cpu` (convkb.tools.arm64), and how outputs are labelled."""
+        """run_function's python and env for an emulated arm64 `cpu` (convkb.tools.arm64) and its preload, and how outputs
+        are labelled."""
         label = "".join([f" on an emulated {cpu}" if cpu else "", f", precision {precision}" if precision != "normal" else ""])
-        return arm64.runner(cpu, "mnn", self.version()) if cpu else {}, label
+        return {"preload": WARM, **(arm64.runner(cpu, "mnn", self.version()) if cpu else {})}, label
 
     def run(self, model: Path, case: str | None = None, cpu: str | None = None, precision: str = "normal") -> Outputs:
         """Run `<case>[...].mnn` on the case's inputs with MNN's module API; outputs are named as in the case.

@@ -25,6 +25,9 @@ def vulkan_device() -> str | None:
     return found[-1].removeprefix("device: ").strip() if r.returncode == 0 and found else None
 
 
+WARM = ("numpy", "ncnn")  # imported once by the server each run forks from (convkb.forkserver)
+
+
 class NCNN(Engine):
     name = "ncnn"
 
@@ -66,7 +69,7 @@ class NCNN(Engine):
         case_outputs = list(self.s.artifacts.reference(case).arrays)
         where = f" on an emulated {cpu}" if cpu else ""
         self.s.step(child.run_function(f"ncnn run {param.name}{where}", "convkb.workers.ncnn:run",
-                                       **emulated,
+                                       preload=WARM, **emulated,
                                        param=str(param), bin=str(bin) if bin else None,
                                        feed=str(self.s.artifacts.inputs(case)), out=str(out),
                                        blobs_in=inputs, blobs_out=dict(zip(outputs, case_outputs)),

@@ -48,20 +48,17 @@ def site(engine: str, version: str, root: Path | None = None) -> Path:
     return home(root) / f"site-{engine}-{version}"
 
 
-PRELOAD = {"ncnn": ("numpy", "ncnn"), "mnn": ("numpy", "MNN")}  # seconds each to import under qemu
-
-
 def runner(cpu: str, engine: str, version: str) -> dict[str, Any]:
-    """convkb.child.run_function's python, env and preload for a kb worker in an aarch64 Python on `cpu` (a
-    qemu CPU model, e.g. cortex-a76) with `engine` at `version`: a warm server forks each step
-    (convkb.forkserver), as importing numpy and the engine under qemu costs more than the step."""
+    """convkb.child.run_function's python and env for a kb worker in an aarch64 Python on `cpu` (a qemu CPU
+    model, e.g. cortex-a76) with `engine` at `version`. Importing numpy and the engine there takes seconds: the
+    drivers preload them (convkb.forkserver)."""
     qemu = shutil.which(QEMU)
     sysroot, pkgs = home() / "root", site(engine, version)
     if qemu is None or not (sysroot / PYTHON).is_file() or not pkgs.is_dir():
         raise Unavailable(f"{engine}: no emulated arm64 CPU with {engine} {version} here: {HOW}")
     kb = str(Path(__file__).resolve().parents[2])  # convkb.child and the workers are pure Python
     return {"python": [qemu, "-cpu", cpu, "-L", str(sysroot), str(sysroot / PYTHON)],
-            "env": {"PYTHONPATH": f"{kb}:{pkgs}"}, "preload": PRELOAD[engine]}
+            "env": {"PYTHONPATH": f"{kb}:{pkgs}"}}
 
 
 def _run(argv: list[str], what: str) -> None:
