@@ -67,6 +67,13 @@ def step_env() -> dict[str, str]:
     return env
 
 
+def _result(name: str, command: str, rc: int | None, timed_out: bool, start: float, out: bytes) -> StepResult:
+    """A finished step: a negative return code is the signal that ended it, unless we sent it (a timeout)."""
+    sig = signal.Signals(-rc).name if rc is not None and rc < 0 and not timed_out else None
+    return StepResult(name=name, command=command, returncode=rc, signal=sig, timed_out=timed_out,
+                      duration=time.monotonic() - start, output=out.decode(errors="replace"))
+
+
 def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
                 shown: str | None = None, env: dict[str, str] | None = None) -> StepResult:
     start = time.monotonic()
@@ -79,17 +86,7 @@ def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
         timed_out = True
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
-    rc = proc.returncode
-    sig = signal.Signals(-rc).name if rc is not None and rc < 0 else None
-    return StepResult(
-        name=name,
-        command=shown or " ".join(argv),
-        returncode=rc,
-        signal=None if timed_out else sig,
-        timed_out=timed_out,
-        duration=time.monotonic() - start,
-        output=out.decode(errors="replace"),
-    )
+    return _result(name, shown or " ".join(argv), proc.returncode, timed_out, start, out)
 
 
 def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
@@ -111,11 +108,7 @@ def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cw
             fate = forkserver.call(python, env or {}, preload, target, kwargs,
                                    Path(log.name), timeout, cwd)
             if fate is not None:
-                rc, timed_out = fate
-                return StepResult(name=name, command=shown, returncode=rc,
-                                  signal=signal.Signals(-rc).name if rc < 0 and not timed_out else None,
-                                  timed_out=timed_out, duration=time.monotonic() - start,
-                                  output=Path(log.name).read_bytes().decode(errors="replace"))
+                return _result(name, shown, *fate, start, Path(log.name).read_bytes())
     payload = json.dumps({"target": target, "kwargs": kwargs})
     return run_command(name, [*python, "-m", "convkb.child", payload], timeout=timeout, cwd=cwd, shown=shown, env=env)
 
