@@ -50,6 +50,19 @@ def test_a_generic_line_is_its_message_page_until_other_words_name_a_cause():
     assert with_word.index(cause.page) < with_word.index(page)
 
 
+def test_messages_come_in_the_order_the_log_shows_them():
+    """The first error of a log is its cause, those after it consequences (alibaba/MNN#2649): a longer
+    message later in the paste does not go first."""
+    first, later = MESSAGES["mnn-reshape-error"], MESSAGES["segmentation-fault"]
+    weight = {r.page: r.weight for r in TABLE.rules}
+    assert weight["messages/segmentation-fault/"] > weight["messages/mnn-reshape-error/"]  # weight alone: wrong
+    for text in (f"{first.example}\n{later.example}", f"{first.example} {later.example}"):
+        pages = [p for p in TABLE.pages(text) if p.startswith("messages/")]
+        assert pages[:2] == ["messages/mnn-reshape-error/", "messages/segmentation-fault/"]
+    pages = [p for p in TABLE.pages(f"{later.example}\n{first.example}") if p.startswith("messages/")]
+    assert pages[:2] == ["messages/segmentation-fault/", "messages/mnn-reshape-error/"]
+
+
 @pytest.mark.parametrize("layer", sorted(NCNN_LAYER_NAMES))
 def test_a_native_ncnn_layer_name_is_no_entrys_evidence(layer):
     pages = TABLE.pages(f"layer {layer} not exists or registered")

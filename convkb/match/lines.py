@@ -7,7 +7,8 @@ one line and written out as a browser script.
 
 A line is matched as explain judges its confidence: an entry's evidence regex, or a log signature whose message
 is not generic, names that entry (`match`); a message's pattern names the message's page, where a generic line's
-causes are told apart. Entries come first, then message pages, each by how much fixed text its regex demands.
+causes are told apart. Entries come first, by how much fixed text their regex demands; then message pages, in
+the order the text shows them (in a log the first error is the cause, those after it its consequences).
 As in explain, a bare native ncnn layer name is no entry's evidence, and evidence on a line another entry's
 literal signature names is not this entry's. Unlike explain, every regex is read ignoring case and ASCII-only
 (`\\w` is no CJK character, as in JavaScript): a user retells a message in any case, glued to Chinese words.
@@ -135,11 +136,12 @@ class Table:
                     continue
                 if r.evidence and any(c.page != r.page and _overlaps(c.regex, text, m) for c in self.claims):
                     continue
+            at = m.start() if r.kind == MESSAGE else 0  # messages in the order the text shows them
             if r.kind == MESSAGE:
                 rest = f"{text[:m.start()]}\n{text[m.end():]}"  # a cause is named by words besides the line
-                hits += [(True, -r.weight, i, 0, j, c.page) for j, c in enumerate(self.causes.get(r.page, ()))
+                hits += [(True, at, -r.weight, i, 0, j, c.page) for j, c in enumerate(self.causes.get(r.page, ()))
                          if c.regex.search(rest)]
-            hits.append((r.kind != ENTRY, -r.weight, i, 1, 0, r.page))
+            hits.append((r.kind != ENTRY, at, -r.weight, i, 1, 0, r.page))
         out: list[str] = []
         for *_, page in sorted(hits):
             if page not in out:
@@ -193,13 +195,13 @@ class Table:
                 "      } else {\n"
                 "        var rest = text.slice(0, m.index) + \"\\n\" + text.slice(m.index + m[0].length);\n"
                 "        (causes[r.page] || []).forEach(function (c) {\n"
-                "          if (c.rx.test(rest)) hits.push({ page: c.page, entry: false, weight: r.weight, index: r.index, sub: 0 });\n"
+                "          if (c.rx.test(rest)) hits.push({ page: c.page, entry: false, at: m.index, weight: r.weight, index: r.index, sub: 0 });\n"
                 "        });\n"
                 "      }\n"
-                "      hits.push({ page: r.page, entry: r.entry, weight: r.weight, index: r.index, sub: 1 });\n"
+                "      hits.push({ page: r.page, entry: r.entry, at: r.entry ? 0 : m.index, weight: r.weight, index: r.index, sub: 1 });\n"
                 "    });\n"
                 "    hits.sort(function (a, b) {\n"
-                "      return (b.entry - a.entry) || (b.weight - a.weight) || (a.index - b.index) || (a.sub - b.sub);\n"
+                "      return (b.entry - a.entry) || (a.at - b.at) || (b.weight - a.weight) || (a.index - b.index) || (a.sub - b.sub);\n"
                 "    });\n"
                 "    var out = [];\n"
                 "    hits.forEach(function (r) { if (out.indexOf(r.page) < 0) out.push(r.page); });\n"
