@@ -113,6 +113,10 @@ class Message(Strict):
     summary: str
     generic: bool  # printed for many causes: seeing it alone attributes nothing
     causes: list[Cause] = []
+    # How people who met it put it, in English and Chinese ("ex.extract 返回 -100", "opencl 找不到后端"): the
+    # search and kb explain read these as an entry's synonyms. zh: what the message means, in Chinese.
+    synonyms: list[str] = []
+    zh: str = ""
 
     @property
     def shown(self) -> str:

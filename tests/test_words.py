@@ -19,6 +19,12 @@ def test_a_call_with_its_numbers_is_one_term():
     assert not [t for t in tokens("softmax(dim=1)") if "(" in t]  # not integer arguments
 
 
+def test_an_error_code_is_a_word_a_number_is_not():
+    """ncnn's extract returns -100: people search for the code (alibaba/MNN and Tencent/ncnn threads quote it)."""
+    assert "-100" in tokens("ex.extract return -100") and "-100" in tokens("ex.extract返回-100")
+    assert not {"-1", "-06", "100"} & set(tokens("axis=-1 version 2020-06 took 100 ms"))
+
+
 def test_a_stop_words_pieces_are_no_words():
     """不支持 (not supported) is a stop word: so is 不支, the piece jieba's search cut adds."""
     assert tokens("onnx2ncnn 不支持") == ["onnx2ncnn"]

@@ -260,13 +260,13 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
 _INDEXES: dict[tuple[str, ...], object] = {}
 
 
-def _index(entries: list[Entry]):
+def _index(entries: list[Entry], messages: dict[str, Message]):
     """One BM25 index per corpus (by its entries' slugs and titles), built on first use."""
     from convkb.match.words import Index
 
-    key = tuple(f"{e.slug}:{e.meta.title}" for e in entries)
+    key = tuple(f"{e.slug}:{e.meta.title}" for e in entries) + tuple(messages)
     if key not in _INDEXES:
-        _INDEXES[key] = Index(entries)
+        _INDEXES[key] = Index(entries, messages.values())
     return _INDEXES[key]
 
 
@@ -277,7 +277,7 @@ def _described(explained: list[Explained], whole: str, entries: list[Entry], nam
     by_slug = {x.entry.slug: x for x in explained}
     added = 0
     matched = any(x.confidence == MATCH for x in explained)
-    ranked = _index(entries).rank(whole)
+    ranked = _index(entries, messages).rank(whole)
     floor = PROSE_RELATIVE * ranked[0][1] if ranked else 0.0
     for e, score, words in ranked:
         if e.slug in by_slug:

@@ -16,7 +16,8 @@ from convkb.engines import NAMES
 from convkb.entries import Entry
 
 _CJK = re.compile(r"[\u3400-\u9fff]+")
-_WORD = re.compile(r"[a-z][a-z0-9_.+-]*[a-z0-9]|[a-z]|\d+-?d\b")
+# A word, a rank (5-d), or an error code: a negative number of two digits or more (extract ... -100, -233).
+_WORD = re.compile(r"[a-z][a-z0-9_.+-]*[a-z0-9]|[a-z]|\d+-?d\b|(?<![\w.])-\d{2,}\b")
 # A call with its integer arguments (permute(2, 0, 3, 1, 4), x.reshape(1, 3, 6, 10)): people paste the line of
 # code, pages quote it, and the numbers say which permute it is. One term: the call's last name and its numbers.
 _CALL = re.compile(r"([a-z_][a-z0-9_]*)\(\s*(-?\d+(?:\s*,\s*-?\d+)+)\s*\)")
@@ -43,16 +44,16 @@ def _jieba():
 TAUGHT_FREQ = 20_000  # more than most words jieba knows (错误 6,379, 模型 2,890): a taught word is cut whole
 
 
-def teach_segmenter(entries: list[Entry]) -> None:
-    """Give jieba the entries' Chinese synonyms (反卷积, 段错误), so that a page's text and a report are cut
-    into those words and not into pieces of them: the site's index (mkdocs-material's search cuts with jieba
-    too) and the BM25 documents here, whichever process builds them."""
+def teach_segmenter(entries: list[Entry], messages=()) -> None:
+    """Give jieba the entries' and the message pages' Chinese synonyms (反卷积, 段错误), so that a page's text and
+    a report are cut into those words and not into pieces of them: the site's index (mkdocs-material's search
+    cuts with jieba too) and the BM25 documents here, whichever process builds them."""
     try:
         jieba = _jieba()
     except ImportError:
         return
-    for e in entries:
-        for phrase in e.meta.synonyms:
+    for phrases in [e.meta.synonyms for e in entries] + [m.synonyms for m in messages]:
+        for phrase in phrases:
             for word in phrase.split():
                 # A fixed frequency, once: jieba's suggestion depends on what was added before, and every add
                 # grows its total (so all its odds); the site build and kb explain must cut alike.
@@ -201,10 +202,10 @@ def names(e: Entry) -> list[str]:
 class Index:
     """BM25 over the entries' documents."""
 
-    def __init__(self, entries: list[Entry]):
+    def __init__(self, entries: list[Entry], messages=()):
         from rank_bm25 import BM25Okapi
 
-        teach_segmenter(entries)
+        teach_segmenter(entries, messages)
         self.entries = entries
         self.docs = [document(e) for e in entries]
         self.bm25 = BM25Okapi(self.docs)
@@ -230,8 +231,10 @@ class Index:
 
 
 def message_document(m) -> list[str]:
-    """A message page's words: its line (twice, as an entry's title), what it means, its causes."""
-    return tokens(" ".join([m.shown, m.shown, m.summary, *m.engines, *(c.cause for c in m.causes)]))
+    """A message page's words, as an entry's: its line and the users' words for it (twice, as an entry's title
+    and synonyms), what it means (in English and Chinese), its causes."""
+    return tokens(" ".join([m.shown, m.shown, *m.synonyms, *m.synonyms, m.summary, m.zh, *m.engines,
+                            *(c.cause for c in m.causes)]))
 
 
 ENGINE_NAMES = frozenset(NAMES)
@@ -256,7 +259,7 @@ class SiteIndex:
     def __init__(self, entries: list[Entry], messages: dict | None = None):
         from rank_bm25 import BM25Okapi
 
-        teach_segmenter(entries)
+        teach_segmenter(entries, (messages or {}).values())
         self.pages = [f"{e.slug}/" for e in entries] + [f"messages/{m}/" for m in (messages or {})]
         docs = [document(e) for e in entries] + [message_document(m) for m in (messages or {}).values()]
         bm25 = BM25Okapi(docs)

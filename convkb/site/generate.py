@@ -11,6 +11,7 @@ from pathlib import Path
 from convkb import expectations, paths
 from convkb.entries import Entry, load_all, repo_root
 from convkb.errors import KBError
+from convkb.match.words import teach_segmenter
 from convkb.checks import Check, load_checks
 from convkb.records import Record, RecordStore
 from convkb.schema import SLUG
@@ -53,6 +54,9 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
     from convkb import messages as message_index
 
     known = message_index.load_all(root, entries)
+    # Before any page: material's search cuts the pages' Chinese with jieba at build, in this process, as
+    # kb explain cuts reports; both must know the synonyms' words.
+    teach_segmenter(entries, known.values())
     site = Site()
     rows: list[tuple[Entry, EntryStatus]] = []
     for e in entries:

@@ -15,7 +15,6 @@ import yaml
 from markupsafe import Markup
 
 from convkb.entries import Entry
-from convkb.match.words import teach_segmenter
 from convkb.schema import Signature
 from convkb.site import svg
 from convkb.site.markup import macros, render
@@ -173,7 +172,6 @@ def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None) -> s
 
 
 def home_page(rows: list[tuple[Entry, EntryStatus]]) -> str:
-    teach_segmenter([entry for entry, _ in rows])
     entries = []
     for entry, st in sorted(rows, key=lambda r: r[0].meta.id):
         engines = [(es.engine, engine_status(es)) for es in st.engines]
