@@ -51,16 +51,29 @@ def test_a_generic_line_is_its_message_page_until_other_words_name_a_cause():
 
 
 def test_messages_come_in_the_order_the_log_shows_them():
-    """The first error of a log is its cause, those after it consequences (alibaba/MNN#2649): a longer
-    message later in the paste does not go first."""
-    first, later = MESSAGES["mnn-reshape-error"], MESSAGES["segmentation-fault"]
+    """The first error of a log is its cause, those after it its consequences (alibaba/MNN#2649: a Reshape error,
+    then Compute Shape Error): a longer message later in the paste does not go first."""
+    first, later = MESSAGES["mnn-reshape-error"], MESSAGES["mnn-compute-shape-error"]
     weight = {r.page: r.weight for r in TABLE.rules}
-    assert weight["messages/segmentation-fault/"] > weight["messages/mnn-reshape-error/"]  # weight alone: wrong
+    assert weight[f"messages/{later.id}/"] > weight[f"messages/{first.id}/"]  # weight alone: the wrong order
     for text in (f"{first.example}\n{later.example}", f"{first.example} {later.example}"):
         pages = [p for p in TABLE.pages(text) if p.startswith("messages/")]
-        assert pages[:2] == ["messages/mnn-reshape-error/", "messages/segmentation-fault/"]
+        assert pages[:2] == [f"messages/{first.id}/", f"messages/{later.id}/"]
     pages = [p for p in TABLE.pages(f"{later.example}\n{first.example}") if p.startswith("messages/")]
-    assert pages[:2] == ["messages/segmentation-fault/", "messages/mnn-reshape-error/"]
+    assert pages[:2] == [f"messages/{later.id}/", f"messages/{first.id}/"]
+
+
+def test_a_consequence_comes_after_the_message_it_follows_wherever_it_stands():
+    """Android's log showed "network graph not ready" above "param is too old" (Tencent/ncnn#5906): the
+    first is what every failed load prints, the second says why."""
+    late = [m for m in MESSAGES.values() if m.consequence]
+    assert {"segmentation-fault", "ncnn-network-graph-not-ready"} <= {m.id for m in late}
+    cause = MESSAGES["ncnn-param-too-old"]
+    for m in late:
+        pages = [p for p in TABLE.pages(f"{m.example}\n{cause.example}") if p.startswith("messages/")]
+        assert pages[:2] == [f"messages/{cause.id}/", f"messages/{m.id}/"]
+    alone = TABLE.pages(MESSAGES["ncnn-network-graph-not-ready"].example)
+    assert alone[:1] == ["messages/ncnn-network-graph-not-ready/"]
 
 
 @pytest.mark.parametrize("layer", sorted(NCNN_LAYER_NAMES))

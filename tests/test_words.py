@@ -63,3 +63,10 @@ def test_the_search_box_puts_the_named_engines_pages_first():
     named = index.rank("deconvolution output shape, MNN")
     mnn = [p for p in plain if "mnn" in engines[p]]
     assert mnn and named == mnn + [p for p in plain if p not in mnn]
+
+
+def test_a_chinese_word_general_chinese_uses_often_counts_little():
+    """解决 (solve) and 运行 (run) are rare in our pages, so our IDF alone would rank them above 量化 (quantize)."""
+    assert words.general("解决") == words.GENERAL_FLOOR and words.general("运行") < 0.3
+    assert words.general("量化") > 0.9 and words.general("段错误") == 1.0  # a term of art general Chinese lacks
+    assert words.general("run") == 1.0  # English is left to the corpus's own IDF

@@ -8,7 +8,8 @@ one line and written out as a browser script.
 A line is matched as explain judges its confidence: an entry's evidence regex, or a log signature whose message
 is not generic, names that entry (`match`); a message's pattern names the message's page, where a generic line's
 causes are told apart. Entries come first, by how much fixed text their regex demands; then message pages, in
-the order the text shows them (in a log the first error is the cause, those after it its consequences).
+the order the text shows them (in a log the first error is the cause, those after it its consequences), those
+printed only as a consequence (a segfault, "network graph not ready") last.
 As in explain, a bare native ncnn layer name is no entry's evidence, and evidence on a line another entry's
 literal signature names is not this entry's. Unlike explain, every regex is read ignoring case and ASCII-only
 (`\\w` is no CJK character, as in JavaScript): a user retells a message in any case, glued to Chinese words.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from convkb.entries import Entry
@@ -43,6 +44,7 @@ class Rule:
     flags: str  # JavaScript flags; "i" always
     evidence: bool  # an evidence regex: yields to another entry's literal claim on the line
     weight: int  # literal characters: the more fixed text, the more specific
+    late: bool = False  # a message printed as the consequence of an earlier one: after the others
 
     @cached_property
     def regex(self) -> re.Pattern:
@@ -106,7 +108,8 @@ class Table:
                 for rx in s.evidence:
                     add(f"{e.slug}/", ENTRY, rx, evidence=True)
         for m in messages.values():
-            add(f"messages/{m.id}/", MESSAGE, m.pattern, evidence=False)
+            if r := rule(f"messages/{m.id}/", MESSAGE, m.pattern, evidence=False):
+                rules.append(replace(r, late=m.consequence))
         claims = [r for slug, rx in op_claims(entries) if (r := rule(f"{slug}/", ENTRY, rx.pattern, False))]
         causes = {}
         for m in messages.values():
@@ -139,9 +142,9 @@ class Table:
             at = m.start() if r.kind == MESSAGE else 0  # messages in the order the text shows them
             if r.kind == MESSAGE:
                 rest = f"{text[:m.start()]}\n{text[m.end():]}"  # a cause is named by words besides the line
-                hits += [(True, at, -r.weight, i, 0, j, c.page) for j, c in enumerate(self.causes.get(r.page, ()))
-                         if c.regex.search(rest)]
-            hits.append((r.kind != ENTRY, at, -r.weight, i, 1, 0, r.page))
+                hits += [(True, r.late, at, -r.weight, i, 0, j, c.page)
+                         for j, c in enumerate(self.causes.get(r.page, ())) if c.regex.search(rest)]
+            hits.append((r.kind != ENTRY, r.late, at, -r.weight, i, 1, 0, r.page))
         out: list[str] = []
         for *_, page in sorted(hits):
             if page not in out:
@@ -158,7 +161,7 @@ class Table:
     def javascript(self) -> str:
         def js(rules: list[Rule]) -> list[dict]:
             return [{"page": r.page, "kind": r.kind, "source": r.source, "flags": r.flags, "evidence": r.evidence,
-                     "weight": r.weight} for r in rules]
+                     "weight": r.weight, "late": r.late} for r in rules]
 
         data = {"rules": js(self.rules), "claims": js(self.claims), "native": self.native,
                 "causes": {page: js(rules) for page, rules in self.causes.items() if rules},
@@ -168,7 +171,7 @@ class Table:
                 "  var native = {}; data.native.forEach(function (n) { native[n] = true; });\n"
                 "  var rules = data.rules.map(function (r, i) {\n"
                 "    return { page: r.page, entry: r.kind === \"entry\", rx: new RegExp(r.source, r.flags), evidence: r.evidence,\n"
-                "             weight: r.weight, index: i };\n"
+                "             weight: r.weight, late: r.late ? 1 : 0, index: i };\n"
                 "  });\n"
                 "  var causes = {};\n"
                 "  Object.keys(data.causes).forEach(function (p) {\n"
@@ -195,13 +198,13 @@ class Table:
                 "      } else {\n"
                 "        var rest = text.slice(0, m.index) + \"\\n\" + text.slice(m.index + m[0].length);\n"
                 "        (causes[r.page] || []).forEach(function (c) {\n"
-                "          if (c.rx.test(rest)) hits.push({ page: c.page, entry: false, at: m.index, weight: r.weight, index: r.index, sub: 0 });\n"
+                "          if (c.rx.test(rest)) hits.push({ page: c.page, entry: false, late: r.late, at: m.index, weight: r.weight, index: r.index, sub: 0 });\n"
                 "        });\n"
                 "      }\n"
-                "      hits.push({ page: r.page, entry: r.entry, at: r.entry ? 0 : m.index, weight: r.weight, index: r.index, sub: 1 });\n"
+                "      hits.push({ page: r.page, entry: r.entry, late: r.late, at: r.entry ? 0 : m.index, weight: r.weight, index: r.index, sub: 1 });\n"
                 "    });\n"
                 "    hits.sort(function (a, b) {\n"
-                "      return (b.entry - a.entry) || (a.at - b.at) || (b.weight - a.weight) || (a.index - b.index) || (a.sub - b.sub);\n"
+                "      return (b.entry - a.entry) || (a.late - b.late) || (a.at - b.at) || (b.weight - a.weight) || (a.index - b.index) || (a.sub - b.sub);\n"
                 "    });\n"
                 "    var out = [];\n"
                 "    hits.forEach(function (r) { if (out.indexOf(r.page) < 0) out.push(r.page); });\n"
