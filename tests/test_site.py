@@ -183,6 +183,21 @@ def test_chinese_summary_and_synonyms_are_shown_and_searched(site, entry):
         assert word in aka and word in indexed
 
 
+def test_a_message_pages_chinese_summary_and_synonyms_are_shown_and_searched(site):
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+
+    def indexed(mid: str) -> str:
+        return "".join(text_of(d["title"] + d["text"]) for d in index["docs"]
+                       if d["location"].startswith(f"messages/{mid}/")).replace("\u200b", "").replace(" ", "")
+
+    assert 'class="kb-aka"' not in page(site, "messages/fake-op-not-support")  # none given: no empty line
+    assert 'class="kb-zh"' not in page(site, "messages/fake-op-not-support")
+    doc = page(site, "messages/fake-broadcast-error")
+    for text in ("broadcast dims <b>differ</b>", "广播 维度 不一致", "两个输入的形状无法广播：<i>先</i>检查导出时的形状。"):
+        assert text in text_of(doc) and text.replace(" ", "") in indexed("fake-broadcast-error")
+    assert "<b>differ" not in doc and "<i>先" not in doc  # escaped: markup in the data is text
+
+
 def test_search_is_configured_for_chinese():
     import jieba  # noqa: F401  mkdocs-material segments Chinese only when jieba is installed
 

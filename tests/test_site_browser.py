@@ -253,6 +253,23 @@ def test_the_entries_own_words_find_them(search_page):
     assert not low, f"{figures}; below {FLOOR:.0%}: " + "\n".join(x for m in low.values() for x in m)
 
 
+def test_the_message_pages_own_words_find_them(search_page):
+    """Two synonyms of every message page (all with KB_ALL_SYNONYMS=1), typed as a user retells the message:
+    none finds nothing, and at least FLOOR find their page near the top."""
+    cases = [(m.id, w) for m in _messages_index().values() for w in _some(m.synonyms)[:SYNONYMS and 2]]
+    assert len(cases) > 50
+    empty, missed = [], []
+    for mid, query in cases:
+        hits = _entries(search(search_page, query, empty_ok=True))
+        if not hits:
+            empty.append(query)
+        elif f"messages/{mid}" not in hits[:1 + SLACK]:
+            missed.append(f"{mid}: {query!r} gave {hits[:4]}")
+    print(f"message pages' own words near the top: {len(cases) - len(missed)}/{len(cases)}")
+    assert not empty, f"no result: {empty}"
+    assert 1 - len(missed) / len(cases) >= FLOOR, "\n".join(missed)
+
+
 @pytest.mark.parametrize("query,is_it", FIXED, ids=[q for q, _ in FIXED])
 def test_what_people_type_finds_the_entry(search_page, query, is_it):
     _finds(search_page, query, is_it)
