@@ -76,15 +76,6 @@ def test_a_consequence_comes_after_the_message_it_follows_wherever_it_stands():
     assert alone[:1] == ["messages/ncnn-network-graph-not-ready/"]
 
 
-def test_a_word_many_pages_say_names_no_cause_of_a_generic_line():
-    """alibaba/MNN#2698: 'Create execution error : 101' from a model MNN quantized; 量化模型 (a quantized model)
-    is a synonym of one cause, but many pages say it, so the line stays its message page."""
-    line = "Create execution error : 101 Can't run session because not resized 相同推理代码量化模型推理报错"
-    assert TABLE.pages(line)[0] == "messages/mnn-create-execution-error/"
-    words = {c.source for causes in TABLE.causes.values() for c in causes}
-    assert words and not [w for w in words if "量化模型" in w]
-
-
 @pytest.mark.parametrize("layer", sorted(NCNN_LAYER_NAMES))
 def test_a_native_ncnn_layer_name_is_no_entrys_evidence(layer):
     pages = TABLE.pages(f"layer {layer} not exists or registered")

@@ -26,7 +26,6 @@ from functools import cached_property
 
 from convkb.entries import Entry
 from convkb.match.explain import LAYER_LINE, NCNN_LAYER_NAMES, op_claims, literal_chars
-from convkb.match.words import document, message_document, tokens
 from convkb.schema import Message
 
 ENTRY, MESSAGE = "entry", "message"
@@ -78,9 +77,6 @@ def _overlaps(claim: re.Pattern, text: str, m: re.Match) -> bool:
     return any(c.start() < m.end() and m.start() < c.end() for c in claim.finditer(text))
 
 
-CAUSE_PAGES = 4  # a word that names one cause of a generic line is on at most this many pages (tuned: 2-8 alike)
-
-
 @dataclass
 class Table:
     rules: list[Rule]
@@ -116,17 +112,11 @@ class Table:
                 rules.append(replace(r, late=m.consequence))
         claims = [r for slug, rx in op_claims(entries) if (r := rule(f"{slug}/", ENTRY, rx.pattern, False))]
         causes = {}
-        docs = [set(document(e)) for e in entries] + [set(message_document(m)) for m in messages.values()]
-
-        def rare(phrase: str) -> bool:
-            """Some word of it is on few pages at all: 量化模型 (a quantized model) is said of many, so names none."""
-            return any(sum(t in d for d in docs) <= CAUSE_PAGES for t in tokens(phrase))
-
         for m in messages.values():
             citing = [e for e in entries if any(s.message == m.id for s in e.meta.signatures)]
             own = f"{m.template} {m.example}".lower()  # the message's own words name no cause
             said = [{w.lower() for w in e.meta.synonyms
-                     if len(w) >= 4 and not re.search(m.pattern, w, re.I) and w.lower() not in own and rare(w)}
+                     if len(w) >= 4 and not re.search(m.pattern, w, re.I) and w.lower() not in own}
                     for e in citing]
             causes[f"messages/{m.id}/"] = [
                 Rule(f"{e.slug}/", ENTRY, _word(w), "i", False, len(w))
