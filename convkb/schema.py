@@ -112,9 +112,9 @@ class Message(Strict):
     template: str = ""
     summary: str
     generic: bool  # printed for many causes: seeing it alone attributes nothing
-    # Printed because something failed before it (a segfault, "network graph not ready"): where a log shows
-    # another message too, that one is the cause to look up.
-    consequence: bool = False
+    # Never the cause where a log shows another message too: printed because something failed before it (a
+    # segfault, "network graph not ready") or harmless alone (MNN's first-run "Load Cache file error").
+    secondary: bool = False
     causes: list[Cause] = []
     # How people who met it put it, in English and Chinese ("ex.extract 返回 -100", "opencl 找不到后端"): the
     # search and kb explain read these as an entry's synonyms. zh: what the message means, in Chinese.

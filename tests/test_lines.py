@@ -63,17 +63,30 @@ def test_messages_come_in_the_order_the_log_shows_them():
     assert pages[:2] == [f"messages/{later.id}/", f"messages/{first.id}/"]
 
 
-def test_a_consequence_comes_after_the_message_it_follows_wherever_it_stands():
+def test_a_secondary_message_comes_after_the_others_wherever_it_stands():
     """Android's log showed "network graph not ready" above "param is too old" (Tencent/ncnn#5906): the
     first is what every failed load prints, the second says why."""
-    late = [m for m in MESSAGES.values() if m.consequence]
-    assert {"segmentation-fault", "ncnn-network-graph-not-ready"} <= {m.id for m in late}
+    late = [m for m in MESSAGES.values() if m.secondary]
+    assert {"segmentation-fault", "ncnn-network-graph-not-ready", "mnn-load-cache-file-error"} <= {m.id for m in late}
     cause = MESSAGES["ncnn-param-too-old"]
     for m in late:
         pages = [p for p in TABLE.pages(f"{m.example}\n{cause.example}") if p.startswith("messages/")]
         assert pages[:2] == [f"messages/{cause.id}/", f"messages/{m.id}/"]
     alone = TABLE.pages(MESSAGES["ncnn-network-graph-not-ready"].example)
     assert alone[:1] == ["messages/ncnn-network-graph-not-ready/"]
+
+
+def test_a_word_many_pages_say_names_no_cause_of_a_generic_line():
+    """alibaba/MNN#2698: a model MNN quantized, 量化模型 (a quantized model) beside the line; Tencent/ncnn#5626: ncnn's
+    Vulkan banner (int8-p/s/u/a=1/1/1/1) above it. Each word is a synonym of one cause, but many pages say it."""
+    for line, page in (("Create execution error : 101 Can't run session because not resized 相同推理代码量化模型推理报错",
+                        "messages/mnn-create-execution-error/"),
+                       ("[0 NVIDIA RTX A5000]  fp16-p/s/u/a=1/1/1/1  int8-p/s/u/a=1/1/1/1\n"
+                        "layer Resize not exists or registered", "messages/ncnn-layer-not-registered/")):
+        assert TABLE.pages(line)[0] == page
+    said = {c.source.replace("(?<![A-Za-z0-9_])", "").replace("(?![A-Za-z0-9_])", "")
+            for causes in TABLE.causes.values() for c in causes}
+    assert said and not said & {"量化模型", "int8"}
 
 
 @pytest.mark.parametrize("layer", sorted(NCNN_LAYER_NAMES))

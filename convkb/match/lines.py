@@ -8,8 +8,8 @@ one line and written out as a browser script.
 A line is matched as explain judges its confidence: an entry's evidence regex, or a log signature whose message
 is not generic, names that entry (`match`); a message's pattern names the message's page, where a generic line's
 causes are told apart. Entries come first, by how much fixed text their regex demands; then message pages, in
-the order the text shows them (in a log the first error is the cause, those after it its consequences), those
-printed only as a consequence (a segfault, "network graph not ready") last.
+the order the text shows them (in a log the first error is the cause, those after it its consequences), a
+secondary one (a segfault, "network graph not ready", a harmless first-run line) last.
 As in explain, a bare native ncnn layer name is no entry's evidence, and evidence on a line another entry's
 literal signature names is not this entry's. Unlike explain, every regex is read ignoring case and ASCII-only
 (`\\w` is no CJK character, as in JavaScript): a user retells a message in any case, glued to Chinese words.
@@ -26,6 +26,7 @@ from functools import cached_property
 
 from convkb.entries import Entry
 from convkb.match.explain import LAYER_LINE, NCNN_LAYER_NAMES, op_claims, literal_chars
+from convkb.match.words import document, message_document, query_groups, teach_segmenter
 from convkb.schema import Message
 
 ENTRY, MESSAGE = "entry", "message"
@@ -44,7 +45,7 @@ class Rule:
     flags: str  # JavaScript flags; "i" always
     evidence: bool  # an evidence regex: yields to another entry's literal claim on the line
     weight: int  # literal characters: the more fixed text, the more specific
-    late: bool = False  # a message printed as the consequence of an earlier one: after the others
+    late: bool = False  # a secondary message (never the cause where another shows): after the others
 
     @cached_property
     def regex(self) -> re.Pattern:
@@ -75,6 +76,9 @@ def _overlaps(claim: re.Pattern, text: str, m: re.Match) -> bool:
     """Another entry's literal signature claims the evidence's own words (the same span of the line); a paste
     in the search box has lost its line breaks, so the span, not the line, says which line it is."""
     return any(c.start() < m.end() and m.start() < c.end() for c in claim.finditer(text))
+
+
+CAUSE_PAGES = 4  # a word that names one cause of a generic line is on at most this many pages
 
 
 @dataclass
@@ -109,14 +113,22 @@ class Table:
                     add(f"{e.slug}/", ENTRY, rx, evidence=True)
         for m in messages.values():
             if r := rule(f"messages/{m.id}/", MESSAGE, m.pattern, evidence=False):
-                rules.append(replace(r, late=m.consequence))
+                rules.append(replace(r, late=m.secondary))
         claims = [r for slug, rx in op_claims(entries) if (r := rule(f"{slug}/", ENTRY, rx.pattern, False))]
         causes = {}
+        teach_segmenter(entries, messages.values())  # cut the pages' words as the site's build and kb explain do
+        docs = [set(document(e)) for e in entries] + [set(message_document(m)) for m in messages.values()]
+
+        def rare(phrase: str) -> bool:
+            """Some thing it says is on few pages, in every spelling and piece: int8 (in ncnn's Vulkan banner) or
+            量化模型 (量化, a quantized model) are said of many pages, so they name no one cause."""
+            return any(max(sum(t in d for d in docs) for t in g) <= CAUSE_PAGES for g in query_groups(phrase))
+
         for m in messages.values():
             citing = [e for e in entries if any(s.message == m.id for s in e.meta.signatures)]
             own = f"{m.template} {m.example}".lower()  # the message's own words name no cause
             said = [{w.lower() for w in e.meta.synonyms
-                     if len(w) >= 4 and not re.search(m.pattern, w, re.I) and w.lower() not in own}
+                     if len(w) >= 4 and not re.search(m.pattern, w, re.I) and w.lower() not in own and rare(w)}
                     for e in citing]
             causes[f"messages/{m.id}/"] = [
                 Rule(f"{e.slug}/", ENTRY, _word(w), "i", False, len(w))
