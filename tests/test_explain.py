@@ -503,3 +503,20 @@ def test_the_message_index_compares_case_insensitively(explain):
                     message_index.load_all(explain.root, entries), seen)
     assert [m.id for m in seen] == ["fake-broadcast-error"]
     assert {x.entry.slug: x.confidence for x in ranked} == {CUSTOM: "possible", NAN: "possible"}
+
+
+def test_words_that_describe_a_message_lead_to_its_page_as_a_guess(explain, fixture_corpus, tmp_path, capsys):
+    """No line of the report is known, and its words rank a message page above every entry (the message's
+    synonyms: "broadcast dims differ"): the text and the reply point at the page, as a guess."""
+    report = "after conversion it says the broadcast dims differ, what is wrong?\n"
+    code, text = explain(report, as_json=False)
+    assert "describe the message \"Broad cast error, dim1 = <n>, dim2 = <n>\" best" in text + explain.err
+    assert "/messages/fake-broadcast-error/" in text + explain.err
+    path = tmp_path / "issue.log"
+    path.write_text(report)
+    explain_command(str(path), False, markdown=True)
+    reply = capsys.readouterr().out
+    assert reply.startswith("**Diagnosis:** your description sounds like the message") and "fake-broadcast-error" in reply
+    # the line itself: the message is shown, not guessed
+    _, text = explain(f"{BROADCAST}\n", as_json=False)
+    assert "describe the message" not in text + explain.err

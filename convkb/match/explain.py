@@ -198,10 +198,12 @@ def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool) -> Rule:
 
 
 def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message] | None = None,
-            seen: list[Message] | None = None, read: list[str] | None = None) -> tuple[list[Explained], str | None]:
+            seen: list[Message] | None = None, read: list[str] | None = None,
+            described: list[Message] | None = None) -> tuple[list[Explained], str | None]:
     """The entries matched, best first (matches before possibles), and the line to search the site
     for: the log's first error-like line, else its last line. `seen`, if given, receives the indexed
-    messages the log shows; `read`, the log's lines as read."""
+    messages the log shows; `read`, the log's lines as read; `described`, the message page a report
+    without any known line describes in words best, where its words rank it above every entry."""
     from convkb.judge import ERRORISH
 
     messages = message_index.load_all() if messages is None else messages
@@ -252,7 +254,9 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
         kept = [h for h in per.values() if not h.rule.weak or proof or (engine_named and len(per) > 1)]
         if kept or proof:
             explained.append(Explained(e, sorted(kept, key=Hit.order), proof, messages))
-    _described(explained, whole, entries, named, messages, lines_spoke=bool(hits))
+    told = _described(explained, whole, entries, named, messages, lines_spoke=bool(hits), known_line=bool(shown))
+    if described is not None:
+        described += told
     ranked = sorted(explained, key=lambda x: (x.confidence != MATCH, -x.score, -len(x.hits), x.entry.meta.id))
     return ranked, first_error or last
 
@@ -271,13 +275,20 @@ def _index(entries: list[Entry], messages: dict[str, Message]):
 
 
 def _described(explained: list[Explained], whole: str, entries: list[Entry], named: set[str],
-               messages: dict[str, Message], lines_spoke: bool) -> None:
+               messages: dict[str, Message], lines_spoke: bool, known_line: bool = False) -> list[Message]:
     """The report's words: they order what its lines found; where no line matched any signature, they
-    add at most PROSE_SHOWN `possible` entries of an engine the report names (any, if it names none)."""
+    add at most PROSE_SHOWN `possible` entries of an engine the report names (any, if it names none).
+    Where no line is known at all and a message page outranks every entry (`ex.extract 返回 -100`), that
+    message is returned: its page lists the causes."""
     by_slug = {x.entry.slug: x for x in explained}
     added = 0
     matched = any(x.confidence == MATCH for x in explained)
-    ranked = _index(entries, messages).rank(whole)
+    pages = _index(entries, messages).rank(whole)
+    ranked = [t for t in pages if isinstance(t[0], Entry)]
+    # of the named engines' pages (any, if none is named), as the box ranks them
+    first = next((p for p, _, _ in pages if not named or named & set(p.engines if isinstance(p, Message)
+                                                                     else p.meta.engines)), None)
+    told = [first] if isinstance(first, Message) and not (lines_spoke or known_line) else []
     floor = PROSE_RELATIVE * ranked[0][1] if ranked else 0.0
     for e, score, words in ranked:
         if e.slug in by_slug:
@@ -289,6 +300,7 @@ def _described(explained: list[Explained], whole: str, entries: list[Entry], nam
             continue  # the report says which engine it is about
         explained.append(Explained(e, [], [], messages, words, score))
         added += 1
+    return told
 
 
 def required_literal(pattern: str) -> str:
@@ -402,26 +414,34 @@ def explain_command(log: str | None, as_json: bool, markdown: bool = False, engi
     name, stream = open_log(log)
     seen: list[Message] = []
     lines: list[str] = []
+    told: list[Message] = []
     try:
-        ranked, query = explain(name, stream, entries, messages, seen, lines)
+        ranked, query = explain(name, stream, entries, messages, seen, lines, told)
     finally:
         if log not in (None, "-"):
             stream.close()
     if markdown:
         from convkb.match.reply import reply
 
-        print(reply(ranked, "\n".join(lines), wanted, seen))
+        print(reply(ranked, "\n".join(lines), wanted, seen, told))
         return codes.FOUND if ranked else codes.NOTHING_FOUND
     if as_json:
         print(json.dumps([_as_json(x) for x in ranked], indent=1))
     elif ranked:
-        print(_as_text(name, ranked, seen, entries))
+        print(_as_text(name, ranked, seen, entries) + "".join(f"\n\n{_told(m)}" for m in told))
     if not ranked:
         hint = f"{name}: no known problem matches this log. Search the site: {search_url(_query(query))}"
         for m in seen:
             hint += f"\nIt shows {'a generic' * m.generic or 'a'} message with known causes: {message_url(m.id)}"
+        hint += "".join(f"\n{_told(m)}" for m in told)
         print(hint, file=sys.stderr if as_json else sys.stdout)
     return codes.FOUND if ranked else codes.NOTHING_FOUND
+
+
+def _told(m: Message) -> str:
+    """A message the report's words describe (no line of it in the report): its page lists the causes."""
+    return (f"The report's words describe the message \"{m.shown}\" best (a guess from words; no line of it "
+            f"is in the report): its {len(m.causes)} known upstream causes and what tells them apart: {message_url(m.id)}")
 
 
 def _shown(h: Hit) -> str:

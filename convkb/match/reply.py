@@ -28,14 +28,17 @@ def versions_in(text: str) -> list[Wanted]:
     return [Wanted(e, v) for e, v in found.items()]
 
 
-def reply(ranked, text: str, wanted: list[Wanted], seen=()) -> str:
+def reply(ranked, text: str, wanted: list[Wanted], seen=(), told=()) -> str:
     """`seen`: the indexed messages the report shows. One that no result cites leads a reply whose results came
-    from the report's words only: the user's own line says more than their words."""
+    from the report's words only: the user's own line says more than their words. `told`: a message the words
+    alone describe best (no line of the report is known): it leads such a reply too, as a guess."""
     cited = {h.rule.sig.message for r in ranked for h in r.hits}
     lines_spoke = any(r.hits or r.evidence for r in ranked)
     uncited = [m for m in seen if m.id not in cited]
     if uncited and not lines_spoke:
         return _message(uncited[0], text, ranked)
+    if told and not lines_spoke:
+        return _message(told[0], text, ranked, from_words=True)
     if not ranked:
         return "No known problem in the knowledge base matches this report."
     x = ranked[0]
@@ -111,13 +114,17 @@ def _generic(ranked, x) -> str:
     return "\n".join(out)
 
 
-def _message(m, text: str, ranked) -> str:
-    """A line the message index knows, whose causes no entry of this knowledge base measured."""
+def _message(m, text: str, ranked, from_words: bool = False) -> str:
+    """A line the message index knows, whose causes no entry of this knowledge base measured; or, `from_words`,
+    the message a report without the line describes."""
     rx = re.compile(m.pattern, re.IGNORECASE)
     line = next((ln.strip()[:200] for ln in text.splitlines() if rx.search(ln)), m.example)
     causes = len(m.causes)
-    out = [f"**Diagnosis:** {_code(line)} is a known {'message that several causes print' if m.generic else 'message'}"
-           f"; no problem measured in this knowledge base explains it yet.",
+    first = (f"**Diagnosis:** your description sounds like the message {_code(m.shown)} (a guess from your words: "
+             f"please post the exact line)" if from_words else
+             f"**Diagnosis:** {_code(line)} is a known {'message that several causes print' if m.generic else 'message'}"
+             f"; no problem measured in this knowledge base explains it yet.")
+    out = [first,
            f"Its {causes} known upstream cause{'s' * (causes != 1)} (reported, not measured here) and how to tell them"
            f" apart: {message_url(m.id)}"]
     if ranked:

@@ -14,6 +14,7 @@ import re
 
 from convkb.engines import NAMES
 from convkb.entries import Entry
+from convkb.schema import Message
 
 _CJK = re.compile(r"[\u3400-\u9fff]+")
 # A word, a rank (5-d), or an error code: a negative number of two digits or more (extract ... -100, -233).
@@ -221,19 +222,20 @@ def names(e: Entry) -> list[str]:
 
 
 class Index:
-    """BM25 over the entries' documents."""
+    """BM25 over the entries' and the message pages' documents, as the site's box ranks them (SiteIndex)."""
 
     def __init__(self, entries: list[Entry], messages=()):
         from rank_bm25 import BM25Okapi
 
         teach_segmenter(entries, messages)
-        self.entries = entries
-        self.docs = [document(e) for e in entries]
+        self.pages = [*entries, *messages]
+        self.docs = [document(e) for e in entries] + [message_document(m) for m in messages]
         self.bm25 = BM25Okapi(self.docs)
         self.names = frozenset(w for e in entries for w in names(e))
 
-    def rank(self, text: str) -> list[tuple[Entry, float, list[str]]]:
-        """Entries by score, best first, with the query words each one shares (those with a score only)."""
+    def rank(self, text: str) -> list[tuple[Entry | Message, float, list[str]]]:
+        """Pages (entries and messages) by score, best first, with the query words each one shares (those with a
+        score only)."""
         groups = query_groups(text)
         if not groups:
             return []
@@ -248,7 +250,7 @@ class Index:
         for i, score in scores.items():
             if score > 0:
                 have = set(self.docs[i])
-                out.append((self.entries[i], score, [w for w in query if w in have]))
+                out.append((self.pages[i], score, [w for w in query if w in have]))
         return sorted(out, key=lambda t: -t[1])
 
 
