@@ -255,9 +255,9 @@ class Index:
 
 
 def message_document(m) -> list[str]:
-    """A message page's words, as an entry's: its line and the users' words for it (twice, as an entry's title
-    and synonyms), what it means (in English and Chinese), its causes."""
-    return tokens(" ".join([m.shown, m.shown, *m.synonyms, *m.synonyms, m.summary, m.zh, *m.engines,
+    """A message page's words, as an entry's: its line (twice, as an entry's title) and its example, the users'
+    words for it (twice, as an entry's synonyms), what it means (in English and Chinese), its causes."""
+    return tokens(" ".join([m.shown, m.shown, m.example, *m.synonyms, *m.synonyms, m.summary, m.zh, *m.engines,
                             *(c.cause for c in m.causes)]))
 
 
