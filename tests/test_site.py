@@ -198,6 +198,17 @@ def test_a_message_pages_chinese_summary_and_synonyms_are_shown_and_searched(sit
     assert "<b>differ" not in doc and "<i>先" not in doc  # escaped: markup in the data is text
 
 
+def test_a_message_example_is_shown_verbatim():
+    """ncnn's `extract 'out0' failed with -100`: quotes and brackets in a fence are text, not &#39;."""
+    from convkb.schema import Message
+    from convkb.site.messages import message_page
+
+    m = Message(id="x-quoted", engines=["ncnn"], pattern="extract .*failed", example="ncnn: extract 'out0' <b> failed",
+                summary="s", generic=True)
+    text = message_page(m, [], {})
+    assert "ncnn: extract 'out0' <b> failed\n```" in text and "&#39;" not in text
+
+
 def test_search_is_configured_for_chinese():
     import jieba  # noqa: F401  mkdocs-material segments Chinese only when jieba is installed
 

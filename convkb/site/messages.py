@@ -17,6 +17,7 @@ from markupsafe import Markup, escape
 from convkb.entries import Entry
 from convkb.messages import cited_by
 from convkb.schema import Message, Signature
+from convkb.site.markup import fence
 from convkb.status import EntryStatus
 from convkb.versions import version_key
 
@@ -51,6 +52,7 @@ def _code_html(text: str) -> Markup:
 
 _env.filters["code_span"] = _code_span
 _env.filters["code_html"] = _code_html
+_env.filters["fence"] = fence  # the example verbatim: a fence is Markdown, so never HTML-escaped
 
 
 @dataclass(frozen=True)
