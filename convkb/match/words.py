@@ -222,32 +222,39 @@ def names(e: Entry) -> list[str]:
 
 
 class Index:
-    """BM25 over the entries' and the message pages' documents, as the site's box ranks them (SiteIndex)."""
+    """BM25 over the entries' and the message pages' documents, as one table of term weights (rank_bm25's IDF,
+    k1 and b; a Chinese word general Chinese uses often scaled down): kb explain ranks a report with it, and the
+    site's box with the same table, written out (SiteIndex). Weights are rounded to 1e-6, so that the browser's
+    sums come out in the same order."""
+
+    K1, B = 1.5, 0.75  # rank_bm25's defaults
 
     def __init__(self, entries: list[Entry], messages=()):
         from rank_bm25 import BM25Okapi
 
+        messages = list(messages)
         teach_segmenter(entries, messages)
-        self.pages = [*entries, *messages]
+        self.pages: list[Entry | Message] = [*entries, *messages]
         self.docs = [document(e) for e in entries] + [message_document(m) for m in messages]
-        self.bm25 = BM25Okapi(self.docs)
+        bm25 = BM25Okapi(self.docs)
+        self.weights: dict[str, list[tuple[int, float]]] = {}
+        for i, (freqs, length) in enumerate(zip(bm25.doc_freqs, bm25.doc_len)):
+            norm = self.K1 * (1 - self.B + self.B * length / bm25.avgdl)
+            for term, tf in freqs.items():
+                w = round(general(term) * bm25.idf[term] * tf * (self.K1 + 1) / (tf + norm), 6)
+                self.weights.setdefault(term, []).append((i, w))
         self.names = frozenset(w for e in entries for w in names(e))
+
+    def scores(self, groups: list[list[str]]) -> dict[int, float]:
+        return best_of(groups, self.names, lambda term: self.weights.get(term, ()))
 
     def rank(self, text: str) -> list[tuple[Entry | Message, float, list[str]]]:
         """Pages (entries and messages) by score, best first, with the query words each one shares (those with a
         score only)."""
         groups = query_groups(text)
-        if not groups:
-            return []
         query = [w for g in groups for w in g]
-
-        def scores_of(term: str):
-            k = general(term)
-            return [(i, k * float(s)) for i, s in enumerate(self.bm25.get_scores([term])) if s > 0]
-
-        scores = best_of(groups, self.names, scores_of)
         out = []
-        for i, score in scores.items():
+        for i, score in self.scores(groups).items():
             if score > 0:
                 have = set(self.docs[i])
                 out.append((self.pages[i], score, [w for w in query if w in have]))
@@ -266,8 +273,8 @@ _REF = re.compile(r"(?<!\S)\S*#\d+(?!\S)")
 
 
 class SiteIndex:
-    """The same BM25 for the site's search box, over the entries' documents and the message pages', written out
-    as a table of term weights (`javascript()`), so that the browser ranks a query as `rank()` does here.
+    """Index's table for the site's search box, written out (`javascript()`), so that the browser ranks a query
+    as `rank()` does here.
 
     A query's Latin words are found as `tokens()` finds them; its Chinese words as the index's own Chinese
     terms that occur in it (the browser has no jieba: the index's vocabulary is the dictionary), each once;
@@ -275,27 +282,14 @@ class SiteIndex:
     An engine's bare name is no word here: alone (`ncnn`, `MNN#3977`) it would rank every page of that engine
     by how often it says so. It says which engine the query is about instead: the pages of the engines it names
     come first, each group in its words' order (as kb explain keeps word-only results to the engines a report
-    names, and lines.preferred orders the box's other results).
-    Weights are rounded to 1e-6 and summed in query order on both sides, so the order is the same."""
-
-    K1, B = 1.5, 0.75  # rank_bm25's defaults, as explain uses them
+    names, and lines.preferred orders the box's other results). Scores are summed in query order on both sides."""
 
     def __init__(self, entries: list[Entry], messages: dict | None = None):
-        from rank_bm25 import BM25Okapi
-
-        teach_segmenter(entries, (messages or {}).values())
-        self.pages = [f"{e.slug}/" for e in entries] + [f"messages/{m}/" for m in (messages or {})]
-        docs = [document(e) for e in entries] + [message_document(m) for m in (messages or {}).values()]
-        bm25 = BM25Okapi(docs)
-        self.weights: dict[str, list[tuple[int, float]]] = {}
-        for i, (freqs, length) in enumerate(zip(bm25.doc_freqs, bm25.doc_len)):
-            norm = self.K1 * (1 - self.B + self.B * length / bm25.avgdl)
-            for term, tf in freqs.items():
-                w = round(general(term) * bm25.idf[term] * tf * (self.K1 + 1) / (tf + norm), 6)
-                self.weights.setdefault(term, []).append((i, w))
-        self.names = sorted({w for e in entries for w in names(e)})
-        self.chinese = sorted(t for t in self.weights if _CJK.fullmatch(t))
-        self.engines = [list(e.meta.engines) for e in entries] + [list(m.engines) for m in (messages or {}).values()]
+        messages = messages or {}
+        self.index = Index(entries, messages.values())
+        self.pages = [f"{e.slug}/" for e in entries] + [f"messages/{m}/" for m in messages]
+        self.chinese = sorted(t for t in self.index.weights if _CJK.fullmatch(t))
+        self.engines = [list(e.meta.engines) for e in entries] + [list(m.engines) for m in messages.values()]
 
     def query(self, text: str) -> list[list[str]]:
         """The query's groups of terms (query_groups), its Chinese ones found in the index's vocabulary."""
@@ -309,7 +303,7 @@ class SiteIndex:
         """The pages that share the query's words, best first (ties in page order); the named engines' first."""
         from convkb.match.lines import ENGINE_WORDS
 
-        scores = best_of(self.query(text), set(self.names), lambda term: self.weights.get(term, ()))
+        scores = self.index.scores(self.query(text))
         named = {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
         return [self.pages[i] for i in sorted((i for i, s in scores.items() if s > 0),
                                               key=lambda i: (not named & set(self.engines[i]), -scores[i], i))]
@@ -317,7 +311,7 @@ class SiteIndex:
     def javascript(self) -> str:
         from convkb.match.lines import ENGINE_WORDS
 
-        data = {"pages": self.pages, "weights": self.weights, "names": self.names, "chinese": self.chinese,
+        data = {"pages": self.pages, "weights": self.index.weights, "names": sorted(self.index.names), "chinese": self.chinese,
                 "word": _WORD.pattern, "call": _CALL.pattern, "cjk": _CJK.pattern, "ref": _REF.pattern,
                 "stop": sorted(STOP | ENGINE_NAMES), "engines": self.engines, "engineWords": ENGINE_WORDS, "part": PART}
         return ("/* Generated from convkb/match/words.py at site build: kb explain's BM25 over the pages' words. */\n"
