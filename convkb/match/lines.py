@@ -26,7 +26,7 @@ from functools import cached_property
 
 from convkb.entries import Entry
 from convkb.match.explain import LAYER_LINE, NCNN_LAYER_NAMES, op_claims, literal_chars
-from convkb.match.words import document, message_document, query_groups, teach_segmenter
+from convkb.match.words import Index, query_groups
 from convkb.schema import Message
 
 ENTRY, MESSAGE = "entry", "message"
@@ -116,13 +116,12 @@ class Table:
                 rules.append(replace(r, late=m.secondary))
         claims = [r for slug, rx in op_claims(entries) if (r := rule(f"{slug}/", ENTRY, rx.pattern, False))]
         causes = {}
-        teach_segmenter(entries, messages.values())  # cut the pages' words as the site's build and kb explain do
-        docs = [set(document(e)) for e in entries] + [set(message_document(m)) for m in messages.values()]
+        weights = Index(entries, messages.values()).weights  # the pages' words, as kb explain and the box cut them
 
         def rare(phrase: str) -> bool:
             """Some thing it says is on few pages, in every spelling and piece: int8 (in ncnn's Vulkan banner) or
             量化模型 (量化, a quantized model) are said of many pages, so they name no one cause."""
-            return any(max(sum(t in d for d in docs) for t in g) <= CAUSE_PAGES for g in query_groups(phrase))
+            return any(max(len(weights.get(t, ())) for t in g) <= CAUSE_PAGES for g in query_groups(phrase))
 
         for m in messages.values():
             citing = [e for e in entries if any(s.message == m.id for s in e.meta.signatures)]
