@@ -8,7 +8,6 @@ it, with the evidence that tells each apart, and the upstream causes by referenc
 from __future__ import annotations
 
 import html
-import re
 from dataclasses import dataclass
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -17,7 +16,7 @@ from markupsafe import Markup, escape
 from convkb.entries import Entry
 from convkb.messages import cited_by
 from convkb.schema import Message, Signature
-from convkb.site.markup import fence
+from convkb.site.markup import code_span, fence
 from convkb.status import EntryStatus
 from convkb.versions import version_key
 
@@ -35,10 +34,8 @@ _env = Environment(
 
 
 def _code_span(text: str) -> Markup:
-    """A Markdown code span that survives backticks in `text` (Markdown, so not escaped)."""
-    ticks = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return Markup(f"{ticks}{pad}{' '.join(text.split())}{pad}{ticks}")
+    """markup.code_span on one line: a message or signature id spread over lines in YAML is one span."""
+    return code_span(" ".join(text.split()))
 
 
 _MD = str.maketrans({c: f"&#{ord(c)};" for c in "*_\\`[]{}#+-.!|"})
