@@ -34,7 +34,9 @@ def tooltip(lines) -> Markup:
 
 
 def code_span(text: str) -> Markup:
-    """A Markdown inline code span that survives any backticks in `text` (Markdown, so not escaped)."""
+    """A Markdown inline code span that survives any backticks in `text` (Markdown, so not escaped), on one line:
+    a message or signature id spread over lines in YAML is one span."""
+    text = " ".join(text.split())
     ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return Markup(f"{ticks}{pad}{text}{pad}{ticks}")
@@ -45,6 +47,15 @@ def fence(source: str, lang: str, title: str = "") -> Markup:
     ticks = "`" * max(3, max((len(m) for m in re.findall(r"`{3,}", source)), default=0) + 1)
     head = f'{lang} title="{title}"' if title else lang
     return Markup(f"{ticks}{head}\n{source.rstrip()}\n{ticks}")
+
+
+_MD = str.maketrans({c: f"&#{ord(c)};" for c in "*_\\`[]{}#+-.!|"})
+
+
+def code_html(text: str) -> Markup:
+    """Inline code as HTML that Markdown leaves alone: for regexes, whose `<![`, `*` and `\\` Markdown
+    would otherwise read as a marked section, emphasis or escapes."""
+    return Markup(f"<code>{str(escape(' '.join(text.split()))).translate(_MD)}</code>")
 
 
 def md_text(text: str) -> Markup:
@@ -65,7 +76,7 @@ env = Environment(
     keep_trailing_newline=True,
     finalize=_one_line,
 )
-env.filters.update(tooltip=tooltip, code_span=code_span, fence=fence, md_text=md_text, bool=_lower_bool)
+env.filters.update(tooltip=tooltip, code_span=code_span, code_html=code_html, fence=fence, md_text=md_text, bool=_lower_bool)
 
 
 def render(template: str, **data) -> Markup:

@@ -10,46 +10,17 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
 from convkb.entries import Entry
 from convkb.messages import cited_by
 from convkb.schema import Message, Signature
-from convkb.site.markup import code_span, fence
+from convkb.site.markup import code_span, env
 from convkb.status import EntryStatus
 from convkb.versions import version_key
 
 FOLDER = "messages"  # pages are written to <generated>/messages/<id>.md and served at /messages/<id>/
 TEMPLATE = "message.md.j2"
-
-_env = Environment(
-    loader=PackageLoader("convkb", "templates/site"),
-    autoescape=select_autoescape(enabled_extensions=("j2",), default=True, default_for_string=True),
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    keep_trailing_newline=True,
-)
-
-
-def _code_span(text: str) -> Markup:
-    """markup.code_span on one line: a message or signature id spread over lines in YAML is one span."""
-    return code_span(" ".join(text.split()))
-
-
-_MD = str.maketrans({c: f"&#{ord(c)};" for c in "*_\\`[]{}#+-.!|"})
-
-
-def _code_html(text: str) -> Markup:
-    """Inline code as HTML that Markdown leaves alone: for regexes, whose `<![`, `*` and `\\` Markdown
-    would otherwise read as a marked section, emphasis or escapes."""
-    return Markup(f"<code>{str(escape(' '.join(text.split()))).translate(_MD)}</code>")
-
-
-_env.filters["code_span"] = _code_span
-_env.filters["code_html"] = _code_html
-_env.filters["fence"] = fence  # the example verbatim: a fence is Markdown, so never HTML-escaped
 
 
 @dataclass(frozen=True)
@@ -107,9 +78,9 @@ def message_page(msg: Message, entries: list[Entry], statuses: dict[str, EntrySt
         x["tell"] = tell_apart(x["entry"], x["sigs"])
         st = statuses.get(x["entry"].slug)
         x["affected"] = _rank(x["entry"], st, 0)[0] is False
-        x["links"] = Markup(", ").join(Markup("[{}](../{}.md#sig-{})").format(_code_span(s.id), x["entry"].slug, s.id)
+        x["links"] = Markup(", ").join(Markup("[{}](../{}.md#sig-{})").format(code_span(s.id), x["entry"].slug, s.id)
                                        for s in x["sigs"])
-    return _env.get_template(TEMPLATE).render(msg=msg, title_html=html.escape(msg.shown, quote=False),
+    return env.get_template(TEMPLATE).render(msg=msg, title_html=html.escape(msg.shown, quote=False),
                                               citing=citing, causes=causes,
                                               ncauses=len(by_entry) + len(msg.causes))
 
