@@ -1,6 +1,6 @@
 """The site search on held-out queries (bench/search/queries.yaml): what people type, from upstream threads.
 
-    .venv/bin/python bench/search_queries.py [--limit N] [--split tune|report]
+    .venv/bin/python bench/search_queries.py [--limit N] [--split tune|report] [--queries FILE ...]
 
 Builds the site of this checkout (as tests/test_site_browser.py does), serves it locally and types each
 query into material's search box in Chromium (one page, 1280 px; filled, then committed with a key
@@ -11,8 +11,9 @@ release, which is how material reads the box and how an IME commits Chinese). Fo
 by language (en / zh) and form (line: an engine line as posted; words: a title or prose), and for the
 negatives (`expect: none`) how many put an entry page first (false alarms, informational), with each
 negative's first hit. A last line gives top-1 on the queries whose thread the project cites nowhere.
-Exits non-zero only on setup errors (no browser, a failed build, a query file naming a page that does
-not exist), never on low figures.
+Several --queries files are pooled (each split as its own file splits it): the figures of held-out sets read
+on one commit, together. Exits non-zero only on setup errors (no browser, a failed build, a query file naming
+a page that does not exist), never on low figures.
 """
 
 from __future__ import annotations
@@ -186,12 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, help="only the first N queries (a smoke run)")
     ap.add_argument("--split", choices=("tune", "report"), help="only this split")
-    ap.add_argument("--queries", type=Path, default=QUERIES)
+    ap.add_argument("--queries", type=Path, nargs="+", default=[QUERIES])
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
     try:
         pages = site_pages()
-        queries = load_queries(args.queries, pages)
+        queries = [q for path in args.queries for q in load_queries(path, pages)]
         generic_lines(queries)
         if args.split:
             queries = [q for q in queries if q["split"] == args.split]
