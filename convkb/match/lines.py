@@ -23,6 +23,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import NamedTuple
 
 from convkb.entries import Entry
 from convkb.match.explain import LAYER_LINE, NCNN_LAYER_NAMES, op_claims, literal_chars
@@ -76,6 +77,20 @@ def _overlaps(claim: re.Pattern, text: str, m: re.Match) -> bool:
     """Another entry's literal signature claims the evidence's own words (the same span of the line); a paste
     in the search box has lost its line breaks, so the span, not the line, says which line it is."""
     return any(c.start() < m.end() and m.start() < c.end() for c in claim.finditer(text))
+
+
+class Hit(NamedTuple):
+    """A page a rule names, as a sort key: entries first, a secondary message last, messages in the order the
+    text shows them, the more specific rule first; a cause (named by words beside its message's line) just
+    before its message."""
+    message: bool  # named by a message's pattern, or as one of its causes
+    late: bool
+    at: int
+    specific: int  # minus the rule's literal characters
+    rule: int
+    own: int  # 0: a cause the message's line names, 1: the rule's own page
+    cause: int
+    page: str
 
 
 CAUSE_PAGES = 4  # a word that names one cause of a generic line is on at most this many pages
@@ -138,7 +153,8 @@ class Table:
         engines.update({f"messages/{m.id}/": list(m.engines) for m in messages.values()})
         return cls(rules, claims, sorted(NCNN_LAYER_NAMES), causes, engines)
 
-    def pages(self, text: str) -> list[str]:
+    def hits(self, text: str) -> list[Hit]:
+        """Every page a rule names in the text, once per rule (a page may come several times), in no order."""
         hits = []
         for i, r in enumerate(self.rules):
             m = r.regex.search(text)
@@ -153,13 +169,17 @@ class Table:
             at = m.start() if r.kind == MESSAGE else 0  # messages in the order the text shows them
             if r.kind == MESSAGE:
                 rest = f"{text[:m.start()]}\n{text[m.end():]}"  # a cause is named by words besides the line
-                hits += [(True, r.late, at, -r.weight, i, 0, j, c.page)
+                hits += [Hit(True, r.late, at, -r.weight, i, 0, j, c.page)
                          for j, c in enumerate(self.causes.get(r.page, ())) if c.regex.search(rest)]
-            hits.append((r.kind != ENTRY, r.late, at, -r.weight, i, 1, 0, r.page))
+            hits.append(Hit(r.kind != ENTRY, r.late, at, -r.weight, i, 1, 0, r.page))
+        return hits
+
+    def pages(self, text: str) -> list[str]:
+        """The pages the text names, best first: hits() in their order."""
         out: list[str] = []
-        for *_, page in sorted(hits):
-            if page not in out:
-                out.append(page)
+        for h in sorted(self.hits(text)):
+            if h.page not in out:
+                out.append(h.page)
         return out
 
     def preferred(self, text: str) -> list[str]:
