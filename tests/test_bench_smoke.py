@@ -166,7 +166,8 @@ def test_search_ranker():
     sets = [str(BENCH / "search" / f) for f in ("queries_fresh.yaml", "queries_blind7.yaml")]
     out = bench("search_ranker.py", "--queries", *sets)
     figures(out, r"^queries_fresh\.yaml\s+\d+\s+\d+\s+\d+$", r"^queries_blind7\.yaml\s+\d+\s+\d+\s+\d+$",
-            r"^all \(leave-one-set-out\)\s+\d+\s+\d+\s+\d+$", r"^learned on every set: \d+/\d+ top-1 .* weights line_entry=")
+            r"^all \(leave-one-set-out\)\s+\d+\s+\d+\s+\d+$",
+            r"^learned on every set: \d+/\d+ top-1 .* weights line_entry=")
     p = subprocess.run([sys.executable, str(BENCH / "search_ranker.py"), "--queries", sets[0]], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "needs two query files" in p.stderr, p.stdout + p.stderr

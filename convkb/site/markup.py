@@ -76,7 +76,8 @@ env = Environment(
     keep_trailing_newline=True,
     finalize=_one_line,
 )
-env.filters.update(tooltip=tooltip, code_span=code_span, code_html=code_html, fence=fence, md_text=md_text, bool=_lower_bool)
+env.filters.update(tooltip=tooltip, code_span=code_span, code_html=code_html, fence=fence, md_text=md_text,
+                   bool=_lower_bool)
 
 
 def render(template: str, **data) -> Markup:
