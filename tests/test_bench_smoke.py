@@ -65,7 +65,8 @@ def test_site_build():
 
 def test_explain_real_logs():
     out = bench("explain_real_logs.py", "--split", "tune")
-    figures(out, r"^== split tune: \d+ positives", r"^recall\s+\d+/\d+ \(\d+%\)$",
+    figures(out, r"^set: \d+ reports; .* issue 19's floors \(.*\): (held|below on .+)$",
+            r"^== split tune: \d+ positives", r"^recall\s+\d+/\d+ \(\d+%\)$",
             r"^confident top-1\s+\d+/\d+", r"^false matches\s+\d+/\d+")
 
 
