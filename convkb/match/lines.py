@@ -35,6 +35,7 @@ ENTRY, MESSAGE = "entry", "message"
 # pnnxparam); onnx2ncnn is not ncnn's word (the '2' before it), it is its own.
 ENGINE_WORDS = {e: rf"(?<![A-Za-z0-9_]){e}" for e in ("mnn", "ncnn", "pnnx", "onnx2ncnn")}
 _FLAGS = re.compile(r"^\(\?([ims]+)\)")
+_START = re.compile(r"(?<!\\)((?:\\\\)*)\\A")  # \A, not an escaped backslash before an A
 _UNPORTABLE = re.compile(r"\(\?P<custom_op>|\\[AZz]|\(\?[aLux]|\(\?#")
 
 
@@ -66,6 +67,8 @@ def portable(pattern: str) -> tuple[str, str] | None:
     if m := _FLAGS.match(pattern):
         flags += "".join(sorted(set(m[1]) - {"i"}))
         pattern = pattern[m.end():]
+    if "m" not in flags:  # without multiline, ^ is the start of the text in both, as \A is in Python
+        pattern = _START.sub(r"\1^", pattern)
     if _UNPORTABLE.search(pattern) or "(?" in pattern.replace("(?:", "").replace("(?=", "").replace("(?!", "") \
             .replace("(?<=", "").replace("(?<!", "").replace("(?i:", "").replace("(?P<", ""):
         return None
