@@ -16,7 +16,6 @@ Prints top-1 per set for the rules and for the learned order, and the weights le
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
@@ -33,7 +32,7 @@ WORD_CANDIDATES = 10
 
 def candidates(text: str, table, index) -> dict[str, list[float]]:
     """Each candidate page's features."""
-    from convkb.match.lines import ENGINE_WORDS
+    from convkb.match.lines import named_engines
 
     feats: dict[str, dict[str, float]] = {}
     hits = table.hits(text)
@@ -55,7 +54,7 @@ def candidates(text: str, table, index) -> dict[str, list[float]]:
         f = feats.setdefault(index.pages[i], {})
         f["words"] = scores[i] / scores[best[0]]
         f["words_first"] = float(k == 0)
-    named = {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.I | re.A)}
+    named = named_engines(text)
     for page, f in feats.items():
         engines = set(table.engines.get(page, ()))
         f["engine_named"] = float(bool(named & engines))

@@ -34,6 +34,11 @@ ENTRY, MESSAGE = "entry", "message"
 # A word that names an engine: its name, alone or starting a tool's name (MNNConvert, mnnquant, ncnn2table,
 # pnnxparam); onnx2ncnn is not ncnn's word (the '2' before it), it is its own.
 ENGINE_WORDS = {e: rf"(?<![A-Za-z0-9_]){e}" for e in ("mnn", "ncnn", "pnnx", "onnx2ncnn")}
+
+
+def named_engines(text: str) -> set[str]:
+    """The engines the text names by one of their words (the browser scripts test the same ENGINE_WORDS)."""
+    return {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
 _FLAGS = re.compile(r"^\(\?([ims]+)\)")
 _START = re.compile(r"(?<!\\)((?:\\\\)*)\\A")  # \A, not an escaped backslash before an A
 _UNPORTABLE = re.compile(r"\(\?P<custom_op>|\\[AZz]|\(\?[aLux]|\(\?#")
@@ -189,7 +194,7 @@ class Table:
         """The pages of the engines the text names (none if it names none): a query that says `ncnn` is
         not about an MNN page, whatever words they share (as kb explain keeps word-only results to the
         engines a report names)."""
-        named = {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
+        named = named_engines(text)
         return [page for page, engines in self.engines.items() if named & set(engines)]
 
     def javascript(self) -> str:

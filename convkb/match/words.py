@@ -301,10 +301,10 @@ class SiteIndex:
 
     def rank(self, text: str) -> list[str]:
         """The pages that share the query's words, best first (ties in page order); the named engines' first."""
-        from convkb.match.lines import ENGINE_WORDS
+        from convkb.match.lines import named_engines
 
         scores = self.index.scores(self.query(text))
-        named = {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
+        named = named_engines(text)
         return [self.pages[i] for i in sorted((i for i, s in scores.items() if s > 0),
                                               key=lambda i: (not named & set(self.engines[i]), -scores[i], i))]
 
