@@ -100,6 +100,11 @@ class Checks:
             for e in c.engines:
                 if e not in ENGINES:
                     raise KBError(entry.test, f"check {c.name!r} names unknown engine {e!r}")
+        for w in entry.meta.workarounds:
+            for limit in w.limits:
+                c = self.items.get(limit.check)
+                if c is None or c.workaround != w.id:
+                    raise KBError(entry.page, f"workaround {w.id!r}: limit {limit.check!r} is not one of its checks")
         if not any(c.kind == CheckKind.BUG for c in self.items.values()):
             raise KBError(entry.test, "declares no `checks.bug(...)`: an entry's status comes from its bug checks")
         for p in entry.meta.trigger:

@@ -138,9 +138,21 @@ class Message(Strict):
         return self
 
 
+class Limit(Strict):
+    """A workaround check outside the workaround's scope: its failure documents a limit, not a breakage."""
+
+    check: str = Field(pattern=SLUG)
+    note: str  # the limit in a reader's words: "not from ONNX exported at opset 18"
+
+
 class Workaround(Strict):
     id: str = Field(pattern=SLUG)
     summary: str
+    scope: str = ""  # the cases it applies to: an export path, an opset range, a model family
+    limits: list[Limit] = []
+    # It works on some models and not others: verified where any in-scope check works, shown with the spread.
+    model_dependent: str = ""  # why, in a reader's words
+    how: str = ""  # the command or code to apply it, shown in replies as a code block
 
 
 class Upstream(Strict):

@@ -8,7 +8,7 @@ Version history (last affected, first fixed, regressions) is convkb.history's, t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from convkb import expectations, history
 from convkb.checks import Check
@@ -53,8 +53,9 @@ def on_version(checks: list[CheckStatus], version: str) -> dict[str, tuple[Check
             for cs in checks}
 
 
-def engine_summary(checks: list[CheckStatus]) -> tuple[str | None, Status, str]:
+def engine_summary(es: EngineStatus) -> tuple[str | None, Status, str]:
     """One engine's status on the newest version its bug checks were measured on (else its newest)."""
+    checks = es.checks
     bug = [cs for cs in checks if cs.check.kind == CheckKind.BUG]
     versions = [v for cs in (bug or checks) for v in cs.cells]
     if not versions:
@@ -62,17 +63,95 @@ def engine_summary(checks: list[CheckStatus]) -> tuple[str | None, Status, str]:
     newest = max(versions, key=version_key)
     if bug:
         return newest, *summarize(on_version(checks, newest))
-    # only workarounds run this engine (another engine's bug): each one's newest verdict
-    return newest, *summarize({cs.check.name: (cs.check.kind, n[1].verdict) for cs in checks if (n := cs.newest())})
+    return newest, *workaround_state(es)  # only workarounds run this engine (another engine's bug)
 
 
-def verified_workaround(workarounds, checks, verdicts: dict[str, Verdict]):
-    """The first workaround whose checks with a verdict in `verdicts` (check -> verdict) all work, at
-    least one of them having one; else None. The page and `kb explain`'s reply both name it."""
+def summary_at(es: EngineStatus, version: str) -> tuple[Status, str]:
+    """One engine's status on one release: its bug checks decide; an engine only workarounds run
+    (pnnx for an onnx2ncnn bug) is judged as the workaround is, scope and limits applied."""
+    if any(cs.check.kind == CheckKind.BUG for cs in es.checks):
+        return summarize(on_version(es.checks, version))
+    return workaround_state(es, version)
+
+
+def workaround_state(es: EngineStatus, version: str | None = None) -> tuple[Status, str]:
+    """Whether a workaround is verified on this engine at `version` (None: each one's newest release)."""
+    if not es.workarounds:
+        verdicts = on_version(es.checks, version) if version else \
+            {cs.check.name: (cs.check.kind, n[1].verdict) for cs in es.checks if (n := cs.newest())}
+        return summarize(verdicts)
+    w = verified_workaround(es.workarounds, es.checks, es.engine if version else None, version)
+    if w is None or w.unmeasured:
+        return Status.WORKAROUND_BROKEN, "no workaround is verified here"
+    limits = "".join(f"; limit: {note}" for _, note, _ in w.limits)
+    return Status.WORKAROUND_WORKS, f"workaround {w.workaround.id}: {len(w.works)} checks work{limits}"
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A workaround verified for a user's engine and release: the verdicts it rests on, and its limits."""
+
+    workaround: object  # convkb.schema.Workaround
+    engine: str  # the engine its checks ran (pnnx, for an onnx2ncnn bug)
+    version: str  # the release those verdicts are from
+    works: tuple[str, ...]  # in-scope checks that work there
+    fails: tuple[str, ...] = ()  # in-scope checks that do not: a model-dependent workaround's spread
+    limits: tuple[tuple[str, str, str], ...] = ()  # (check, note, verdict there): out of scope, documented
+    unmeasured: str | None = None  # the user's release, where it was not measured (`version` is the nearest)
+
+    @property
+    def spread(self) -> str:
+        """'works on 3 of 4 models measured' for a model-dependent workaround, else ''."""
+        if not self.fails:
+            return ""
+        n = len(self.works) + len(self.fails)
+        return f"works on {len(self.works)} of {n} models measured (not on {', '.join(self.fails)})"
+
+
+def _verified_at(w, checks: list[CheckStatus], version: str) -> Verified | None:
+    """The workaround's verdict on one release of its checks' engine, scope and limits applied."""
+    limits = {lim.check: lim.note for lim in w.limits}
+    at = {cs.check.name: cs.cells[version].verdict for cs in checks if version in cs.cells}
+    scoped = {n: v for n, v in at.items() if n not in limits and v in MEASURED}
+    works = tuple(n for n, v in scoped.items() if v == V.WORKS)
+    fails = tuple(n for n, v in scoped.items() if v != V.WORKS)
+    if not works or (fails and not w.model_dependent):
+        return None
+    shown = tuple((n, note, str(at[n])) for n, note in limits.items() if n in at)
+    return Verified(w, checks[0].check.engine, version, works, fails, shown)
+
+
+def verified_workaround(workarounds, checks: list[CheckStatus], engine: str | None = None,
+                        version: str | None = None) -> Verified | None:
+    """The first workaround verified for a user of `engine` at `version` (None: the newest measured).
+
+    A workaround's checks run on some engine. Where that is the user's engine, they count on the user's
+    release; one that was not measured takes the nearest measured release below it, then above it. On
+    another engine (pnnx for an onnx2ncnn bug) the user can install its newest release, so that counts.
+    Checks a workaround lists as `limits` document where it does not apply: never a breakage. The one
+    derivation: the page's first screen, its badge, kb explain's reply and kb scan all read it."""
     for w in workarounds:
-        mine = [verdicts[c.name] for c in checks if c.workaround == w.id and c.name in verdicts]
-        if mine and all(v == V.WORKS for v in mine):
-            return w
+        mine = [cs for cs in checks if cs.check.kind == CheckKind.WORKAROUND and cs.check.workaround == w.id]
+        for on in dict.fromkeys(cs.check.engine for cs in mine):
+            group = [cs for cs in mine if cs.check.engine == on]
+            measured = sort_versions({v for cs in group if cs.check.name not in {x.check for x in w.limits}
+                                      for v in cs.cells})
+            if not measured:
+                continue
+            if on == engine and version is not None:
+                if version in measured:
+                    tries = [version]
+                else:
+                    order = sort_versions([*measured, version])
+                    i = order.index(version)
+                    tries = order[max(0, i - 1):i] + order[i + 1:i + 2]
+            else:
+                tries = [measured[-1]]
+            for v in tries:
+                found = _verified_at(w, group, v)
+                if found:
+                    return found if v == version or on != engine or version is None else \
+                        replace(found, unmeasured=version)
     return None
 
 
@@ -121,6 +200,7 @@ class EngineStatus:
     engine: str
     versions: list[str]  # oldest first
     checks: list[CheckStatus]
+    workarounds: tuple = ()  # the entry's (convkb.schema.Workaround): how its workaround checks are judged
 
 
 @dataclass
@@ -174,8 +254,9 @@ def _history(entry: str, statuses: list[CheckStatus], newest: dict[tuple[str, st
 
 
 def derive(engines: list[str], checks: list[Check], table: expectations.Table,
-           records: list[Record]) -> EntryStatus:
-    """The status of one entry. `records` are that entry's records, oldest first."""
+           records: list[Record], workarounds=()) -> EntryStatus:
+    """The status of one entry. `records` are that entry's records, oldest first; `workarounds` its front
+    matter's, which say how its workaround checks are judged (scope, limits)."""
     newest: dict[tuple[str, str], Record] = {}
     skipped: dict[str, Record] = {}
     unmeasured: dict[tuple[str, str], Record] = {}
@@ -206,10 +287,10 @@ def derive(engines: list[str], checks: list[Check], table: expectations.Table,
         mine = [cs for cs in statuses if cs.check.engine == e]
         if not mine:
             continue  # e.g. onnxruntime only produces the model that MNN is checked on
-        per_engine.append(EngineStatus(e, sort_versions(v for cs in mine for v in cs.cells), mine))
+        per_engine.append(EngineStatus(e, sort_versions(v for cs in mine for v in cs.cells), mine, tuple(workarounds)))
 
     changed = [(cs.check.name, v) for cs in statuses for v, cell in cs.cells.items() if cell.changed]
-    status = Status.CHANGED if changed else combine([engine_summary(es.checks)[1] for es in per_engine])
+    status = Status.CHANGED if changed else combine([engine_summary(es)[1] for es in per_engine])
 
     real = [r for r in records if r.verdict not in NO_OBSERVATION]
     dates = [cell.observed for cs in statuses for cell in cs.cells.values()]

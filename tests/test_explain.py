@@ -456,7 +456,7 @@ def test_a_markdown_reply_quotes_the_users_line_and_gives_status_workaround_and_
     text = capsys.readouterr().out
     assert "These Op Not Support: ONNX::FakeWidget" in text  # the user's own line
     assert "**Status:** onnxruntime 1.32.0: affected" in text
-    assert "**Verified workaround:** Export the custom op's computation with standard ops." in text
+    assert "- Verified workaround (onnxruntime 1.32.0): Export the custom op's computation with standard ops." in text
     assert "/fake-custom-op-broadcast/#workaround" in text and "#sig-unsupported-op" in text
     assert len(text.splitlines()) <= 30
 

@@ -52,7 +52,7 @@ def test_a_real_qdq_log_gets_a_short_reply_with_its_line_the_status_the_workarou
     assert "MNN 3.6.1: affected" in reply
     entry = next(e for e in load_all(REPO) if e.slug == QDQ)
     assert entry.meta.id in reply
-    fix = next(ln for ln in lines if ln.startswith("**Verified workaround:**"))
+    fix = next(ln for ln in lines if ln.startswith("- Verified workaround (MNN 3.6.1)"))
     assert any(w.summary in fix for w in entry.meta.workarounds), fix
     links = re.findall(r"https://\S+", reply)
     anchored = [u for u in links if re.fullmatch(re.escape(f"{PUBLISHED}{QDQ}/") + r"#(workaround|sig-[a-z0-9-]+)", u)]

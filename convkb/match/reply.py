@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from convkb.checks import load_checks
 from convkb.match.links import message_url, page_url
 from convkb.match.status import Statuses, Wanted
 from convkb.engines import ENGINES
-from convkb.status import verified_workaround
+from convkb.verdicts import Status as State
+from convkb.versions import version_key
 
 # "MNN 3.6.1", "mnn==3.6.1", "ncnn version: 1.0.20261020", "pnnx 20261020"
 _VERSION = re.compile(r"\b(mnn|ncnn|pnnx|onnxruntime)\b[\s=:v,-]*(?:version[\s:=]*)?(\d+\.\d+(?:\.\d+)+|\d{8})",
@@ -41,28 +41,102 @@ def reply(ranked, text: str, wanted: list[Wanted], seen=(), told=()) -> str:
         return _message(told[0], text, ranked, from_words=True)
     if not ranked:
         return "No known problem in the knowledge base matches this report."
-    x = ranked[0]
-    e = x.entry
     asked = wanted or versions_in(text)
+    x = ranked[0]
     if x.confidence != "match" and x.message is not None and x.message.generic:
-        return _generic(ranked, x)
+        return _generic(ranked, x, asked)
+    if x.confidence != "match":
+        return _candidates(ranked, asked)
+    e = x.entry
     line = _users_line(x)
-    out = [f"**Diagnosis:** this looks like {e.meta.id}, *{e.meta.title}*."]
+    out = [f"**Diagnosis:** this is {e.meta.id}, *{e.meta.title}*."]
     if line:
         out.append(f"Your log shows it: {_code(line)}")
-    if x.confidence != "match":
-        out.append("(Only a likely match: the report does not show what sets this cause apart"
-                   + (f"; to confirm, check that {x.entry.meta.signatures[0].evidence_summary})"
-                      if x.entry.meta.signatures[0].evidence_summary else ")"))
-    statuses = Statuses().of(e, [w for w in asked if w.engine in e.meta.engines] or [])
-    out.append("")
-    out.append("**Status:** " + "; ".join(_status(s) for s in statuses))
-    fix = _workaround(e, statuses)
-    if fix:
-        out.append("")
-        out.append(f"**Verified workaround:** {fix}")
+    statuses = _statuses(e, asked)
+    out += ["", "**Status:** " + "; ".join(_status(s) for s in statuses), ""]
+    out += _what_to_do(e, statuses)
     out += ["", f"Details: {page_url(e.slug)}#workaround · the signature: {page_url(e.slug)}#sig-{_sig(x)}"]
     return "\n".join(out)
+
+
+def _statuses(entry, asked: list[Wanted]):
+    """The entry's status on the releases asked about that concern it (`--engine` narrows, never empties),
+    else on the newest release of each of its engines."""
+    return Statuses().of(entry, [w for w in asked if w.engine in entry.meta.engines])
+
+
+def _what_to_do(entry, statuses) -> list[str]:
+    """What the user can do on the releases they use: the workaround verified there, an upgrade that
+    fixes it, else what upstream knows."""
+    out = ["**What to do:**"]
+    fixes = list({(s.workaround.workaround.id, s.workaround.engine, s.workaround.version): s.workaround
+                  for s in statuses if s.workaround}.values())
+    for w in fixes:
+        out.append(f"- Verified workaround ({_where(w)}): {w.workaround.summary}")
+        if w.workaround.scope:
+            out.append(f"  It applies {w.workaround.scope}.")
+        if w.spread:
+            out.append(f"  It depends on the model: {w.spread}.")
+        out += [f"  Limit: {note}." for _, note, _ in w.limits]
+        if w.workaround.how:
+            out += ["", "  ```", *(f"  {ln}" for ln in w.workaround.how.rstrip().splitlines()), "  ```"]
+        out.append(f"  Verified by the check{'s' * (len(w.works) > 1)} `{'`, `'.join(w.works)}`.")
+    for s in statuses:
+        later = s.fixed_in and s.state in (State.REPRODUCES, State.DIFFERS, State.NOT_CHECKED) \
+            and (s.version is None or version_key(s.fixed_in) > version_key(s.version))
+        if later:
+            out.append(f"- Upgrade {ENGINES[s.engine].shown} to {s.fixed_in} or newer: every release measured from "
+                       f"{s.fixed_in} on is fixed.")
+    if len(out) == 1:
+        where = ", ".join(f"{ENGINES[s.engine].shown} {s.version or ''}".strip() for s in statuses) or "any release"
+        out.append(f"- No workaround is verified for {where}.")
+        out += [f"- Upstream: {u.ref} ({u.url}){': ' + u.note if u.note else ''}" for u in entry.meta.upstream[:2]]
+        if entry.meta.guard and entry.meta.guard.fixed_in:
+            out.append(f"- Upstream says it was fixed in {entry.meta.guard.fixed_in}.")
+    return out
+
+
+def _where(w) -> str:
+    """The release a workaround was verified on, and whether it is the user's own."""
+    where = f"{ENGINES[w.engine].shown} {w.version}"
+    return where + (f", the nearest measured release to your {w.unmeasured}" if w.unmeasured else "")
+
+
+def _if_it_is(entry, asked) -> list[str]:
+    w = next((s.workaround for s in _statuses(entry, asked) if s.workaround), None)
+    return [f"   If it is: {w.workaround.summary} (verified on {_where(w)})"] if w else []
+
+
+def _confirm(entry) -> str:
+    """What would tell that it is this entry: its evidence, else what its first signature looks like."""
+    tell = next((s.evidence_summary for s in entry.meta.signatures if s.evidence_summary), "")
+    if tell:
+        return tell
+    first = re.split(r"(?<=[.;:])\s", entry.meta.signatures[0].summary.strip())[0].rstrip(".;:")
+    return f"your output shows this: {first[0].lower()}{first[1:]}"
+
+
+def _candidates(ranked, asked) -> str:
+    """No line specific to one entry: the candidates, why each was picked, what would confirm it; no verdict."""
+    shown = ranked[:3]
+    out = ["**Not a diagnosis yet:** nothing in the report is specific to one known problem. "
+           f"The closest {'candidates' if len(shown) > 1 else 'candidate'}:"]
+    for i, r in enumerate(shown, 1):
+        e = r.entry
+        out.append(f"{i}. {e.meta.id} *{e.meta.title}*: {page_url(e.slug)}")
+        out.append(f"   Picked because {_why(r)}.")
+        out.append(f"   It is this one if {_confirm(e)}.")
+        out += _if_it_is(e, asked)
+    out += ["", "**What to do:** post the whole converter log (the exact error line), your engine and its release, "
+                "and the ops around the failing node, and we can tell which it is."]
+    return "\n".join(out)
+
+
+def _why(r) -> str:
+    if r.evidence or r.hits:
+        line = _users_line(r)
+        return f"your log shows {_code(line)}" + (", a message several causes print" if not r.evidence else "")
+    return "the report's words " + ", ".join(f'"{w}"' for w in r.words[:5]) + " (words only)"
 
 
 def _users_line(x) -> str:
@@ -85,21 +159,17 @@ def _sig(x) -> str:
 
 
 def _status(s) -> str:
-    return f"{ENGINES[s.engine].shown} {s.version or ''}".strip() + f": {s.state.answer}"
+    where = f"{ENGINES[s.engine].shown} {s.version or ''}".strip()
+    if not s.near:
+        return f"{where}: {s.state.answer}"
+    sides = []
+    for n in s.near:
+        side = "older" if version_key(n.version) < version_key(s.version) else "newer"
+        sides.append(f"{n.version} ({side}): {n.state.answer}")
+    return f"{where}: not measured on this release; the nearest measured: {', '.join(sides)}"
 
 
-def _workaround(entry, statuses) -> str | None:
-    """The first workaround whose checks work on the release asked about (or the newest measured)."""
-    verdicts = {n: v for s in statuses for n, v in s.checks.items()}
-    checks = list(load_checks(entry).items.values())
-    w = verified_workaround(entry.meta.workarounds, checks, verdicts)
-    if w is None:
-        return None
-    mine = [c.name for c in checks if c.workaround == w.id and c.name in verdicts]
-    return f"{w.summary} (verified by the check{'s' if len(mine) > 1 else ''} `{'`, `'.join(mine)}`)"
-
-
-def _generic(ranked, x) -> str:
+def _generic(ranked, x, asked) -> str:
     m = x.message
     line = _users_line(x)
     causes = [r for r in ranked if r.message is not None and r.message.id == m.id][:3]
@@ -110,6 +180,7 @@ def _generic(ranked, x) -> str:
         tell = next((s.evidence_summary for s in r.entry.meta.signatures if s.evidence_summary), "")
         out.append(f"- {r.entry.meta.id} *{r.entry.meta.title}*: {page_url(r.entry.slug)}#sig-{_sig(r)}"
                    + (f" (it is this one if {tell})" if tell else ""))
+        out += [ln[1:] for ln in _if_it_is(r.entry, asked)]
     out += ["", "Could you post the whole converter log and the ops around the failing node?"]
     return "\n".join(out)
 

@@ -11,7 +11,7 @@ from convkb.entries import Entry
 from convkb.errors import KBError
 from convkb.match import codes
 from convkb.records import Record
-from convkb.status import derive, on_version, summarize
+from convkb.status import Verified, derive, on_version, summary_at, verified_workaround
 from convkb.verdicts import Status as State
 from convkb.engines import NAMES as ENGINES
 
@@ -42,6 +42,9 @@ class Status:
     state: State
     detail: str
     checks: dict[str, str] = field(default_factory=dict)  # check -> its verdict on this version
+    near: list[Status] = field(default_factory=list)  # not measured there: the nearest measured on each side
+    fixed_in: str | None = None  # the oldest release from which every newer one measured is fixed
+    workaround: Verified | None = None  # verified for this engine and release (convkb.status)
 
     def text(self) -> str:
         where = f"{self.engine} {self.version}" if self.version else self.engine
@@ -92,15 +95,25 @@ class Statuses:
         if entry.slug not in self._checks:
             self._checks[entry.slug] = list(load_checks(entry).items.values())
         checks = self._checks[entry.slug]
+        table, records = expectations.load(entry.expected), self._records(entry)
+        whole = derive(entry.meta.engines, checks, table, records, entry.meta.workarounds)
         chosen = next((p for p in entry.meta.trigger if p.name == pattern and p.checks), None)
         if chosen:
             named = chosen.measured_by([c.name for c in checks])
-            checks = [c for c in checks if c.name in named]
-        st = derive(entry.meta.engines, checks, expectations.load(entry.expected), self._records(entry))
+            st = derive(entry.meta.engines, [c for c in checks if c.name in named], table, records,
+                        entry.meta.workarounds)
+        else:
+            st = whole
         engines = {es.engine: es for es in st.engines}
         if not wanted:
             wanted = [Wanted(es.engine, None) for es in st.engines]
-        return [_status(entry, engines.get(w.engine), w) for w in wanted]
+        out = []
+        for w in wanted:
+            s = _status(entry, engines.get(w.engine), w)
+            # every check of the entry, not only the pattern's: a workaround may run on another engine
+            s.workaround = verified_workaround(entry.meta.workarounds, whole.checks(), w.engine, s.version)
+            out.append(s)
+        return out
 
 
 def _status(entry: Entry, es, w: Wanted) -> Status:
@@ -120,11 +133,23 @@ def _status(entry: Entry, es, w: Wanted) -> Status:
     i = order.index(version)
     near = [_at(es, v) for v in order[max(0, i - 1):i] + order[i + 1:i + 2]]
     return Status(w.engine, version, State.NOT_CHECKED,
-                  "not checked on this version; nearest checked: " + ", ".join(f"{s.version} {s.state}" for s in near))
+                  "not checked on this version; nearest checked: " + ", ".join(f"{s.version} {s.state}" for s in near),
+                  near=near, fixed_in=_fixed_in(es))
 
 
 def _at(es, version: str) -> Status:
     """The verdicts of the engine's checks on one version, summed up as the site sums them."""
     verdicts = on_version(es.checks, version)
-    state, detail = summarize(verdicts)
-    return Status(es.engine, version, state, detail, {n: v for n, (_, v) in verdicts.items() if v is not None})
+    state, detail = summary_at(es, version)
+    return Status(es.engine, version, state, detail, {n: v for n, (_, v) in verdicts.items() if v is not None},
+                  fixed_in=_fixed_in(es))
+
+
+def _fixed_in(es) -> str | None:
+    """The oldest measured release from which every newer measured one is fixed, if the newest is."""
+    first = None
+    for v in reversed(es.versions):
+        if summary_at(es, v)[0] != State.FIXED:
+            break
+        first = v
+    return first

@@ -61,7 +61,7 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
     rows: list[tuple[Entry, EntryStatus]] = []
     for e in entries:
         checks: list[Check] = list(load_checks(e).items.values())
-        st = derive(e.meta.engines, checks, expectations.load(e.expected), by_entry.get(e.slug, []))
+        st = derive(e.meta.engines, checks, expectations.load(e.expected), by_entry.get(e.slug, []), e.meta.workarounds)
         site.pages[f"{e.slug}.md"] = pages.entry_page(e, st, known)
         site.statuses[e.slug] = st
         site.nav.append((f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))

@@ -44,7 +44,7 @@ def chips(kind: str, values: list[str], base: str) -> Markup:
 def engine_status(es: EngineStatus) -> str:
     """One engine's status, as a reader sees it: from its checks on its newest measured release.
     A record that disagrees with the accepted one is the maintainers' business (`kb check`), not a status."""
-    return engine_summary(es.checks)[1]
+    return engine_summary(es)[1]
 
 
 def public_status(st: EntryStatus) -> Status:
@@ -85,7 +85,8 @@ def _workarounds(entry: Entry, statuses: list[CheckStatus]) -> list[dict]:
                 continue
             n = cs.newest()
             newest = {"version": n[0], "verdict": n[1].verdict, "observed": n[1].observed} if n else None
-            checks.append({"name": cs.check.name, "engine": cs.check.engine, "newest": newest})
+            limit = next((lim.note for lim in w.limits if lim.check == cs.check.name), None)
+            checks.append({"name": cs.check.name, "engine": cs.check.engine, "newest": newest, "limit": limit})
         out.append({"workaround": w, "checks": checks})
     return out
 
@@ -114,14 +115,14 @@ def answer(entry: Entry, st: EntryStatus) -> dict:
     """The first screen's answer: per engine, newest release first, whether it is affected, since when it
     is fixed, what range was measured; and the best workaround verified on the newest release."""
     from convkb.engines import ENGINES
-    from convkb.status import on_version, summarize, verified_workaround
+    from convkb.status import summary_at, verified_workaround
     from convkb.verdicts import CheckKind
 
     engines, best = [], None
     for es in st.engines:
         if not any(cs.check.kind == CheckKind.BUG for cs in es.checks) or not es.versions:
             continue
-        states = {v: summarize(on_version(es.checks, v))[0] for v in es.versions}
+        states = {v: summary_at(es, v)[0] for v in es.versions}
         newest = es.versions[-1]
         fixed_from = None
         for v in reversed(es.versions):
@@ -133,13 +134,11 @@ def answer(entry: Entry, st: EntryStatus) -> dict:
                         "fixed": "never" if fixed_from is None else "every release measured"
                         if fixed_from == es.versions[0] else fixed_from,
                         "range": es.versions[0] if len(es.versions) == 1 else f"{es.versions[0]}–{newest}"})
-    # each workaround check's newest verdict (on its own engine: pnnx for an onnx2ncnn bug, say)
-    newest = {cs.check.name: n for cs in st.checks() if (n := cs.newest())}
-    w = verified_workaround(entry.meta.workarounds, [cs.check for cs in st.checks()],
-                            {name: cell.verdict for name, (_, cell) in newest.items()})
+    w = verified_workaround(entry.meta.workarounds, st.checks())
     if w is not None:
-        name = next(cs.check for cs in st.checks() if cs.check.workaround == w.id and cs.check.name in newest)
-        best = {"summary": w.summary, "engine": ENGINES[name.engine].shown, "version": newest[name.name][0]}
+        best = {"summary": w.workaround.summary, "engine": ENGINES[w.engine].shown, "version": w.version,
+                "scope": w.workaround.scope, "spread": w.spread,
+                "limits": [note for _, note, _ in w.limits]}
     return {"engines": engines, "workaround": best}
 
 
