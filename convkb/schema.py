@@ -24,6 +24,7 @@ Engine = Annotated[str, AfterValidator(_known_engine)]
 Component = Literal["converter", "runtime", "quantizer"]
 Symptom = Literal["conversion-error", "runtime-error", "crash", "wrong-output", "nan-output"]
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+TITLE_MAX = 90  # an entry's title: engine, symptom, trigger; a few lines on a phone, the detail in the body
 
 
 class Strict(BaseModel):
@@ -202,6 +203,14 @@ class EntryMeta(Strict):
     guard: Guard | None = None  # a regression guard: declared, not inferred from tags
     synonyms: list[str] = []  # the words users write for it (e.g. deconvolution, 反卷积): searched on the site
     zh: Chinese | None = None  # a Chinese summary, shown and searched on the site
+
+    @field_validator("title")
+    @classmethod
+    def _short_title(cls, title: str) -> str:
+        if len(title) > TITLE_MAX:
+            raise ValueError(f"{len(title)} characters, at most {TITLE_MAX}: engine, symptom and trigger in a few "
+                             "words; the detail goes to the page's Symptom section")
+        return title
 
     @field_validator("signatures", "workarounds", "trigger")
     @classmethod
