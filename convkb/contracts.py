@@ -145,4 +145,71 @@ def scope(entry: Entry, checks: Checks) -> str | None:
     return "; ".join(disagreements) or None
 
 
-CONTRACTS = {"explain": explain, "scan": scan, "page": page, "ledger": ledger, "scope": scope}
+def _ledger_workaround(entry: Entry, checks: Checks, engine: str | None = None) -> tuple[str, str, str] | None:
+    """(workaround, engine, release) verified by the raw ledger, read apart from convkb.status: on each
+    engine its checks run, the newest release with an in-scope verdict (the user's newest release of
+    `engine`, where it is that engine); every in-scope verdict there `works`, or one does for a
+    model-dependent workaround. A check listed as a limit never counts; skips and errors are no verdicts."""
+    import yaml
+
+    from convkb.versions import sort_versions
+
+    raw = (yaml.safe_load(entry.expected.read_text(encoding="utf-8")) or {}).get("checks", {}) \
+        if entry.expected.is_file() else {}
+    cells = {name: {v: run["verdict"] for per in raw.get(name, {}).values() for run in per for v in run["versions"]}
+             for name in checks.items}
+    mine = [c for c in checks.items.values() if c.engine == engine]
+    users = sort_versions({v for c in mine for v in cells[c.name]})[-1:] if engine else []
+    for w in entry.meta.workarounds:
+        limits = {lim.check for lim in w.limits}
+        ours = [c for c in checks.items.values() if c.workaround == w.id and c.name not in limits]
+        for on in dict.fromkeys(c.engine for c in ours):
+            group = [c.name for c in ours if c.engine == on]
+            releases = users if on == engine else sort_versions({v for n in group for v in cells[n]})[-1:]
+            for v in releases:
+                there = [cells[n][v] for n in group if cells[n].get(v) in ("works", "broken")]
+                good = [x for x in there if x == "works"]
+                if good and (len(good) == len(there) or w.model_dependent):
+                    return w.id, on, v
+    return None
+
+
+def answer(entry: Entry, checks: Checks) -> str | None:
+    """The first screen and the reply say what the ledger says about workarounds, on the newest release of
+    each engine: the same workaround verified on the same release, or none."""
+    import re
+
+    from convkb.engines import ENGINES
+    from convkb.match.reply import _statuses, _what_to_do
+    from convkb.match.status import Statuses, Wanted
+
+    problems = []
+    site = _site(_root(entry))
+    screen = re.search(r'<p class="kb-answer-fix">(.*?)</p>', site.pages.get(f"{entry.slug}.md", ""), re.S)
+    said = screen[1] if screen else ""
+    summaries = {w.id: w.summary for w in entry.meta.workarounds}
+    want = _ledger_workaround(entry, checks)
+    if want is None and "No workaround is verified" not in said:
+        problems.append(f"first screen: the ledger verifies no workaround, the page says {said[:120]!r}")
+    if want and f"({ENGINES[want[1]].shown} {want[2]}): {summaries[want[0]][:30]}" not in _plain(said):
+        problems.append(f"first screen: the ledger verifies {want[0]} on {want[1]} {want[2]}, the page says "
+                        f"{_plain(said)[:160]!r}")
+    for engine in entry.meta.engines:
+        want = _ledger_workaround(entry, checks, engine)
+        text = "\n".join(_what_to_do(entry, Statuses(records=[]).of(entry, [Wanted(engine, None)])))
+        if want is None and "Verified workaround" in text:
+            problems.append(f"reply for {engine}: the ledger verifies no workaround, the reply gives one")
+        if want and f"Verified workaround ({ENGINES[want[1]].shown} {want[2]}): {summaries[want[0]]}" not in text:
+            problems.append(f"reply for {engine}: the ledger verifies {want[0]} on {want[1]} {want[2]}; "
+                            f"the reply says {text[:200]!r}")
+    return "\n".join(problems) or None
+
+
+def _plain(html: str) -> str:
+    import html as h
+    import re
+
+    return h.unescape(re.sub(r"<[^>]+>", "", html))
+
+
+CONTRACTS = {"explain": explain, "scan": scan, "page": page, "ledger": ledger, "scope": scope, "answer": answer}

@@ -1,0 +1,159 @@
+"""The answer is the ledger's (issue 29): the first screen and `kb explain`'s reply name the workaround the
+ledger verifies for the user's engine and release, with its scope and limits; `--engine` narrows, never
+removes it; an unmeasured release gets the nearest measured ones; words alone make no diagnosis.
+
+Real entries are copied into a temporary corpus with no records, so only their committed ledgers speak."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from convkb import contracts
+from convkb.checks import load_checks
+from convkb.entries import load_all
+from convkb.match import codes
+from convkb.match.explain import explain_command
+
+REPOS = Path(__file__).resolve().parents[1] / "repros"
+LAYERNORM = "ncnn-onnx2ncnn-layernorm"  # KB004
+FOCUS = "ncnn-strided-slice-focus"  # KB017
+ISNAN = "mnn-isnan-unsupported"  # KB012
+KL = "mnn-quant-ema-accuracy"  # KB041
+
+
+@pytest.fixture
+def real(corpus):
+    """Copy real entries (and the message index) into the temporary corpus."""
+    shutil.copytree(REPOS / "_messages", corpus / "repros" / "_messages")
+
+    def copy(*slugs: str) -> Path:
+        for slug in slugs:
+            shutil.copytree(REPOS / slug, corpus / "repros" / slug, ignore=shutil.ignore_patterns("__pycache__"))
+        contracts._corpus.cache_clear()
+        contracts._site.cache_clear()
+        return corpus
+
+    return copy
+
+
+def reply(corpus: Path, log: str, *engines: str, capsys) -> str:
+    path = corpus / "issue.log"
+    path.write_text(log + "\n", encoding="utf-8")
+    explain_command(str(path), False, markdown=True, engines=list(engines))
+    return capsys.readouterr().out
+
+
+def entry(corpus: Path, slug: str):
+    return next(e for e in load_all(corpus) if e.slug == slug)
+
+
+def first_screen(corpus: Path, slug: str) -> str:
+    page = contracts._site(corpus).pages[f"{slug}.md"]
+    return re.sub(r"<[^>]+>", "", re.search(r'<p class="kb-answer-fix">(.*?)</p>', page, re.S)[1])
+
+
+def test_kb004_an_out_of_scope_check_is_a_limit_not_a_breakage(real, capsys):
+    root = real(LAYERNORM)
+    screen = first_screen(root, LAYERNORM)
+    assert screen.startswith("Verified workaround (pnnx 20261020): Convert with pnnx"), screen
+    assert "Limit: not from ONNX exported at opset 18" in screen
+    text = reply(root, "layer LayerNormalization not exists or registered", "ncnn==1.0.20261020", capsys=capsys)
+    assert "**Status:** ncnn 1.0.20261020: affected" in text
+    assert "- Verified workaround (pnnx 20261020): Convert with pnnx" in text
+    assert "Limit: not from ONNX exported at opset 18" in text
+    assert "pnnx model.pt inputshape=" in text  # the command, not only the prose
+    assert "workaround broken" not in text
+
+
+@pytest.mark.parametrize("engines", [(), ("ncnn==1.0.20261020",)])
+def test_kb017_the_workaround_survives_engine(real, capsys, engines):
+    root = real(FOCUS)
+    text = reply(root, "Unsupported slice step !", *engines, capsys=capsys)
+    assert "**Diagnosis:** this is KB017" in text
+    assert "- Verified workaround (onnx2ncnn a4d2ea1): Replace the strided slicing with F.pixel_unshuffle" in text
+
+
+def test_an_unmeasured_release_gets_the_nearest_measured_ones_and_what_to_do(real, capsys):
+    root = real(ISNAN)
+    text = reply(root, "These Op Not Support: ONNX::IsNaN", "mnn==2.5.0", capsys=capsys)
+    assert "MNN 2.5.0: not measured on this release; the nearest measured: 3.0.0 (newer): affected" in text
+    assert "**What to do:**" in text
+    text = reply(root, "These Op Not Support: ONNX::IsNaN", "mnn==3.3.0", capsys=capsys)
+    assert "the nearest measured: 3.2.0 (older): affected, 3.4.0 (newer): affected" in text
+    assert "- Verified workaround (MNN 3.2.0, the nearest measured release to your 3.3.0)" in text
+
+
+def test_words_alone_make_candidates_not_a_diagnosis(real, capsys):
+    root = real(ISNAN, KL, "mnn-arm-fp16-precision-low")
+    text = reply(root, "MNN转换后的模型输出全是nan", capsys=capsys)
+    assert "Diagnosis" not in text
+    assert text.startswith("**Not a diagnosis yet:**")
+    assert "Picked because the report's words" in text and "It is this one if" in text
+    assert "post the whole converter log" in text
+
+
+def test_a_model_dependent_workaround_gives_its_spread(real):
+    root = real(KL)
+    screen = first_screen(root, KL)
+    assert screen.startswith("Verified workaround (MNN 3.6.1)"), screen
+    assert "works on 3 of 4 models measured (not on kl-residual)" in screen
+
+
+def _flip(root: Path, slug: str, check: str, release: str, verdict: str) -> None:
+    """Rewrite one cell of the ledger: the run holding `release` loses it to a run of its own."""
+    import yaml
+
+    path = root / "repros" / slug / "expected.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for runs in data["checks"][check].values():
+        for run in runs:
+            if release in run["versions"]:
+                run["versions"].remove(release)
+                runs.append({"versions": [release], "verdict": verdict, "fingerprint": "outputs differ",
+                             "seen": run["seen"]})
+                break
+        runs[:] = [r for r in runs if r["versions"]]
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def test_mutation_an_in_scope_check_broken_changes_the_summary(real, capsys):
+    root = real(LAYERNORM)
+    _flip(root, LAYERNORM, "pnnx-torchscript-channel-ln", "20261020", "broken")
+    contracts._site.cache_clear()
+    assert first_screen(root, LAYERNORM).startswith("No workaround is verified"), first_screen(root, LAYERNORM)
+    text = reply(root, "layer LayerNormalization not exists or registered", "ncnn==1.0.20261020", capsys=capsys)
+    assert "Verified workaround" not in text and "No workaround is verified" in text
+    e = entry(root, LAYERNORM)
+    assert contracts.answer(e, load_checks(e)) is None  # page, reply and ledger still agree
+
+
+def test_mutation_a_skipped_check_is_no_verdict(real):
+    root = real(LAYERNORM)
+    for check in ("pnnx-torchscript-channel-ln", "pnnx-onnx-channel-ln", "pnnx-torchscript-permute-ln",
+                  "pnnx-onnx-permute-ln"):
+        _flip(root, LAYERNORM, check, "20261020", "error")
+    contracts._site.cache_clear()
+    assert not first_screen(root, LAYERNORM).startswith("Verified workaround (pnnx 20261020)")
+
+
+def test_mutation_the_contract_catches_a_derivation_that_ignores_limits(real, monkeypatch):
+    root = real(LAYERNORM)
+    from convkb import status
+
+    real_at = status._verified_at
+    monkeypatch.setattr(status, "_verified_at", lambda w, checks, v: real_at(w.model_copy(update={"limits": []}),
+                                                                             checks, v))
+    e = entry(root, LAYERNORM)
+    problem = contracts.answer(e, load_checks(e))
+    assert problem and "first screen: the ledger verifies pnnx on pnnx 20261020" in problem
+
+
+def test_kb_explain_exit_code_is_unchanged_by_the_reply(real, capsys):
+    root = real(FOCUS)
+    path = root / "issue.log"
+    path.write_text("Unsupported slice step !\n", encoding="utf-8")
+    assert explain_command(str(path), False, markdown=True) == codes.FOUND
