@@ -157,3 +157,10 @@ def test_kb_explain_exit_code_is_unchanged_by_the_reply(real, capsys):
     path = root / "issue.log"
     path.write_text("Unsupported slice step !\n", encoding="utf-8")
     assert explain_command(str(path), False, markdown=True) == codes.FOUND
+
+
+def test_the_home_page_filters_by_the_same_verified_workaround(real):
+    root = real(LAYERNORM, "ncnn-onnx2ncnn-transpose-5d")  # KB035: neither of its workarounds works
+    home = contracts._site(root).pages["index.md"]
+    rows = dict(re.findall(r'data-slug="([^"]+)"[^>]*data-workaround="(\w+)"', home))
+    assert rows == {LAYERNORM: "verified", "ncnn-onnx2ncnn-transpose-5d": "none"}

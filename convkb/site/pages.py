@@ -19,7 +19,8 @@ from convkb.schema import Signature
 from convkb.site import svg
 from convkb.site.markup import macros, render
 from convkb.site.table import engine_table
-from convkb.status import STATUS_LABEL, CheckStatus, EngineStatus, EntryStatus, combine, engine_summary
+from convkb.status import (STATUS_LABEL, CheckStatus, EngineStatus, EntryStatus, combine, engine_summary,
+                           verified_workaround)
 from convkb.verdicts import Status
 from convkb.versions import version_key
 
@@ -115,7 +116,7 @@ def answer(entry: Entry, st: EntryStatus) -> dict:
     """The first screen's answer: per engine, newest release first, whether it is affected, since when it
     is fixed, what range was measured; and the best workaround verified on the newest release."""
     from convkb.engines import ENGINES
-    from convkb.status import summary_at, verified_workaround
+    from convkb.status import summary_at
     from convkb.verdicts import CheckKind
 
     engines, best = [], None
@@ -176,7 +177,8 @@ def home_page(rows: list[tuple[Entry, EntryStatus]]) -> str:
         engines = [(es.engine, engine_status(es)) for es in st.engines]
         entries.append({"entry": entry, "m": entry.meta, "status": public_status(st), "engines": engines,
                         "engines_json": json.dumps(entry.meta.engines), "tags_json": json.dumps(entry.meta.tags),
-                        "statuses_json": json.dumps(dict(engines))})
+                        "statuses_json": json.dumps(dict(engines)),
+                        "workaround": "verified" if verified_workaround(entry.meta.workarounds, st.checks()) else "none"})
     shown = {e["status"] for e in entries} | {s for e in entries for _, s in e["engines"]}
     return render(
         "home.md.j2",

@@ -145,7 +145,8 @@
         var tags = JSON.parse(tr.getAttribute("data-tags"));
         var ok = (!want.engine || engines.indexOf(want.engine) >= 0) &&
                  (!want.tag || tags.indexOf(want.tag) >= 0) &&
-                 (!want.status || hasStatus(tr, want.status, want.engine));
+                 (!want.status || hasStatus(tr, want.status, want.engine)) &&
+                 (!want.workaround || tr.getAttribute("data-workaround") === want.workaround);
         tr.hidden = !ok;
         if (ok) shown++;
       });
