@@ -21,6 +21,7 @@ and 0 when nothing is; a caller that wants an attribution reads `confidence` fro
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import json
 import math
@@ -95,6 +96,15 @@ class Explained:
     messages: dict[str, Message]  # the message index, to tell generic messages from specific ones
     words: list[str] = field(default_factory=list)  # the report's words the entry shares (convkb.match.words)
     prose: float = 0.0  # their BM25 score
+    # Why the log itself rules the entry out ("" if it does not): a message it shows names an op, a layer, a
+    # count... that the entry's evidence cannot have there. Such an entry is not in explain()'s ranking.
+    refuted: str = ""
+
+    @property
+    def confirm(self) -> list[str]:
+        """What would make this `possible` a match: its signatures' evidence summaries, in their order. Never
+        one the log refutes: a refuted entry is not ranked at all."""
+        return list(dict.fromkeys(s.evidence_summary for s in self.entry.meta.signatures if s.evidence_summary))
 
     @property
     def score(self) -> float:
@@ -199,11 +209,14 @@ def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool) -> Rule:
 
 def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message] | None = None,
             seen: list[Message] | None = None, read: list[str] | None = None,
-            described: list[Message] | None = None) -> tuple[list[Explained], str | None]:
+            described: list[Message] | None = None,
+            ruled_out: list[Explained] | None = None) -> tuple[list[Explained], str | None]:
     """The entries matched, best first (matches before possibles), and the line to search the site
     for: the log's first error-like line, else its last line. `seen`, if given, receives the indexed
     messages the log shows; `read`, the log's lines as read; `described`, the message page a report
-    without any known line describes in words best, where its words rank it above every entry."""
+    without any known line describes in words best, where its words rank it above every entry;
+    `ruled_out`, the entries whose lines the log shows but which it refutes (`Explained.refuted` says why),
+    left out of the ranking."""
     from convkb.judge import ERRORISH
 
     messages = message_index.load_all() if messages is None else messages
@@ -246,17 +259,26 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
             per[h.rule.sig.id] = h
     explained = []
     claims = op_claims(entries)
+    values = named_values(shown, whole)
+    refuted: dict[str, Explained] = {}
     for e in entries:
         per = found.get(e.slug, {})
         proof = evidence(e, whole, claims)
+        why = "" if proof else refutation(e, values, messages)
+        if why:
+            refuted[e.slug] = Explained(e, sorted(per.values(), key=Hit.order), [], messages, refuted=why)
+            continue
         # A symptom alone is no result: it counts with the entry's engine named and another of its signatures.
         engine_named = bool(named & set(e.meta.engines))
         kept = [h for h in per.values() if not h.rule.weak or proof or (engine_named and len(per) > 1)]
         if kept or proof:
             explained.append(Explained(e, sorted(kept, key=Hit.order), proof, messages))
-    told = _described(explained, whole, entries, named, messages, lines_spoke=bool(hits), known_line=bool(shown))
+    told = _described(explained, whole, entries, named, messages, lines_spoke=bool(hits), known_line=bool(shown),
+                      refuted=set(refuted))
     if described is not None:
         described += told
+    if ruled_out is not None:
+        ruled_out += sorted((x for x in refuted.values() if x.hits), key=lambda x: x.entry.meta.id)  # lines it shows
     ranked = sorted(explained, key=lambda x: (x.confidence != MATCH, -x.score, -len(x.hits), x.entry.meta.id))
     return ranked, first_error or last
 
@@ -275,7 +297,8 @@ def _index(entries: list[Entry], messages: dict[str, Message]):
 
 
 def _described(explained: list[Explained], whole: str, entries: list[Entry], named: set[str],
-               messages: dict[str, Message], lines_spoke: bool, known_line: bool = False) -> list[Message]:
+               messages: dict[str, Message], lines_spoke: bool, known_line: bool = False,
+               refuted: set[str] = frozenset()) -> list[Message]:
     """The report's words: they order what its lines found; where no line matched any signature, they
     add at most PROSE_SHOWN `possible` entries of an engine the report names (any, if it names none).
     Where no line is known at all and a message page outranks every entry (`ex.extract 返回 -100`), that
@@ -294,6 +317,8 @@ def _described(explained: list[Explained], whole: str, entries: list[Entry], nam
         if e.slug in by_slug:
             by_slug[e.slug].words, by_slug[e.slug].prose = words, score
             continue
+        if e.slug in refuted:
+            continue  # the report's own line rules it out, whatever its words
         if matched or lines_spoke or added >= PROSE_SHOWN or score < floor or len(words) < PROSE_SHARED:
             continue
         if named and not named & set(e.meta.engines):
@@ -389,6 +414,154 @@ def _claimed_by_another(e: Entry, whole: str, m: re.Match, claims: list[tuple[st
     return any(slug != e.slug and rx.search(line) for slug, rx in claims)
 
 
+# ---- what a log refutes: the value a generic message names is not the one an entry's evidence needs ----------
+
+_PLACEHOLDER = re.compile(r"<([\w ]+)>")
+
+
+@dataclass(frozen=True)
+class Template:
+    """A message's template as a regex whose groups capture its values (`These Op Not Support: <domain>::<op>`)."""
+
+    rx: re.Pattern
+    names: tuple[str, ...]  # the placeholders, in order
+    more: re.Pattern | None  # one more item of a list the message may go on with (`| ONNX::IsInf`)
+    listed: int  # how many of the last placeholders such an item repeats
+
+
+@functools.lru_cache(maxsize=None)
+def template(text: str) -> Template | None:
+    """None for a template without a value. Its trailing punctuation is optional: people retell lines without it."""
+    text = text.strip().rstrip("!.:").rstrip()
+    names = tuple(n.strip() for n in _PLACEHOLDER.findall(text))
+    if not names:
+        return None
+    parts = _PLACEHOLDER.split(text)[::2]  # the literal text around the placeholders
+    lit = [r"\s+".join(re.escape(w) for w in p.split(" ")) for p in parts]
+    rx = "(?<![^\\s|,])" * (parts[0] == "")  # a leading value starts a word
+    for i in range(len(names)):
+        last = i == len(names) - 1 and parts[-1] == ""
+        rx += lit[i] + ("([^\\s|,]+)" if last else "([^\\s|,]+?)")
+    rx += lit[-1]
+    more, listed = None, 0
+    if parts[-1] == "":  # the line may list several: the trailing values joined by their own text (`<domain>::<op>`)
+        listed = 1
+        while listed < len(names) and parts[-1 - listed].strip() and " " not in parts[-1 - listed].strip():
+            listed += 1
+        item = "".join(lit[len(names) - listed + k] * (k > 0) + "([^\\s|,]+?)" * (k < listed - 1)
+                       + "([^\\s|,]+)" * (k == listed - 1) for k in range(listed))
+        more = re.compile(r"\s*\|\s*" + item, re.IGNORECASE)
+    return Template(re.compile(rx, re.IGNORECASE), names, more, listed)
+
+
+def named_values(shown: list[Message], whole: str) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """message id -> (the text, its values) for each time the log shows a message whose template has values;
+    a list (`These Op Not Support: ONNX::A | ONNX::B`) counts as one time per item."""
+    out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for m in shown:
+        t = template(m.template)
+        if t is None:
+            continue
+        rx = re.compile(m.pattern, re.IGNORECASE | re.MULTILINE)
+        read = set()
+        for found in rx.finditer(whole):
+            begin = whole.rfind("\n", 0, found.start()) + 1
+            if begin in read:
+                continue  # the message twice on one line: the line is read once
+            read.add(begin)
+            end = whole.find("\n", found.end())
+            line = whole[begin:end if end >= 0 else len(whole)]
+            for v in t.rx.finditer(line):
+                out.setdefault(m.id, []).append((v.group(0), v.groups()))
+                at = v.end()
+                while t.more and (item := t.more.match(line, at)):
+                    out[m.id].append((item.group(0).strip(" |"), v.groups()[:-t.listed] + item.groups()))
+                    at = item.end()
+    return out
+
+
+def _substitute(example: str, t: Template, values: tuple[str, ...]) -> tuple[str, int, int] | None:
+    """The example with the log's values in place of its own, and where they are (start, end)."""
+    m = t.rx.search(example)
+    if m is None:
+        return None
+    out, at = [], m.start()
+    for i, v in enumerate(values, 1):
+        out += [example[at:m.start(i)], v]
+        at = m.end(i)
+    line = example[:m.start()] + "".join(out) + example[at:]
+    return line, m.start(), m.start() + len(line) - len(example) + m.end() - m.start()
+
+
+def _holds(rx: str, text: str, span: tuple[int, int]) -> bool:
+    """Whether the evidence regex matches the text on the span, as evidence() reads it: an op its
+    `custom_op` group captures must be defined by neither ONNX nor onnxruntime."""
+    for m in re.finditer(rx, text):
+        if m.start() >= span[1] or (m.end() <= span[0] and m.end() > m.start()):
+            continue  # about other lines, not this one
+        if "custom_op" in m.re.groupindex and m.group("custom_op") and message_index.defined_op(m.group("custom_op")):
+            continue
+        return True
+    return False
+
+
+def refutation(e: Entry, values: dict[str, list[tuple[str, tuple[str, ...]]]], messages: dict[str, Message]) -> str:
+    """Why the log rules the entry out ("" if it does not). The entry's log signatures cite a message the log
+    shows with values (the op or layer named, a count, a mode); put the log's values in each one's example in
+    place of its own: if, for every time the log shows the message, no such signature's pattern matches any more,
+    or none of its evidence regexes that read the example's line does, the log names another op (count, mode)
+    than the ones the entry needs. A regex that never reads that line (another line, the .param) says nothing."""
+    examples = [s.example for s in e.meta.signatures if s.example]
+    joined = "\n".join(examples)
+    citing: dict[str, list[Signature]] = {}
+    for s in e.meta.signatures:
+        if s.kind == "log" and s.example and s.message in values and s.message in messages:
+            citing.setdefault(s.message, []).append(s)
+    for mid, sigs in citing.items():
+        t = template(messages[mid].template)
+        checks = [c for s in sigs if (c := _check(s, t, joined))]
+        if len(checks) < len(sigs):
+            continue  # a signature of that message the log's values cannot contradict
+        if not any(fits(vals) for _, vals in values[mid] for fits in checks):
+            shown = ", ".join(dict.fromkeys(f'"{text}"' for text, _ in values[mid]))
+            slot = "/".join(f"<{n}>" for n in t.names[-max(t.listed, 1):])
+            return (f"the log shows {shown}, and this entry needs another {slot} there "
+                    f"(signature{'s' * (len(sigs) > 1)} {', '.join(s.id for s in sigs)})")
+    return ""
+
+
+def _check(s: Signature, t: Template, joined: str):
+    """A test of the log's values against the signature (None if no value can contradict it): its pattern, and
+    its evidence regexes that read its example's line (alone, or among the entry's other examples)."""
+    at = joined.find(s.example)
+    reading = []  # (regex, whether it reads the example among the others)
+    for rx in s.evidence:
+        if _holds(rx, s.example, (0, len(s.example))):
+            reading.append((rx, False))
+        elif _holds(rx, joined, (at, at + len(s.example))):
+            reading.append((rx, True))
+    pattern = re.compile(s.pattern, re.IGNORECASE) if s.pattern and re.search(s.pattern, s.example, re.I) else None
+    if not reading and pattern is None:
+        return None
+
+    own = t.rx.search(s.example)
+
+    def fits(vals: tuple[str, ...]) -> bool:
+        sub = _substitute(s.example, t, vals)
+        if sub is None or own is None:
+            return True  # the example does not fit its message's template: nothing to compare
+        if any(v.isdigit() and not o.isdigit() for v, o in zip(vals, own.groups())):
+            return True  # a number where the example has a name (`Compute Shape Error for 36`) says nothing of it
+        line, start, end = sub
+        if pattern is not None and not pattern.search(line):
+            return False
+        around = joined[:at] + line + joined[at + len(s.example):]
+        return not reading or any(_holds(rx, around, (at + start, at + end)) if among else
+                                  _holds(rx, line, (start, end)) for rx, among in reading)
+
+    return fits
+
+
 def _matches(table: list[Rule], text: str, block: list[str]) -> dict[int, list[Rule]]:
     """Index of each line of the block that some rule matches -> those rules, lines in order."""
     starts: list[int] = []
@@ -415,8 +588,9 @@ def explain_command(log: str | None, as_json: bool, markdown: bool = False, engi
     seen: list[Message] = []
     lines: list[str] = []
     told: list[Message] = []
+    ruled: list[Explained] = []
     try:
-        ranked, query = explain(name, stream, entries, messages, seen, lines, told)
+        ranked, query = explain(name, stream, entries, messages, seen, lines, told, ruled)
     finally:
         if log not in (None, "-"):
             stream.close()
@@ -428,14 +602,23 @@ def explain_command(log: str | None, as_json: bool, markdown: bool = False, engi
     if as_json:
         print(json.dumps([_as_json(x) for x in ranked], indent=1))
     elif ranked:
-        print(_as_text(name, ranked, seen, entries) + "".join(f"\n\n{_told(m)}" for m in told))
+        print(_as_text(name, ranked, seen, entries) + "".join(f"\n\n{_told(m)}" for m in told)
+              + "".join(f"\n{line}" for line in _ruled(ruled)))
     if not ranked:
         hint = f"{name}: no known problem matches this log. Search the site: {search_url(_query(query))}"
         for m in seen:
             hint += f"\nIt shows {'a generic' * m.generic or 'a'} message with known causes: {message_url(m.id)}"
-        hint += "".join(f"\n{_told(m)}" for m in told)
+        hint += "".join(f"\n{_told(m)}" for m in told) + "".join(f"\n{line}" for line in _ruled(ruled))
         print(hint, file=sys.stderr if as_json else sys.stdout)
     return codes.FOUND if ranked else codes.NOTHING_FOUND
+
+
+def _ruled(ruled: list[Explained]) -> list[str]:
+    """The entries the log itself rules out, and why: they print its message too, but not with what it names."""
+    if not ruled:
+        return []
+    out = ["", "Ruled out by the log itself (their message, but not with what the log names):"]
+    return out + [f"   {x.entry.meta.id}  {x.entry.meta.title}: {x.refuted}" for x in ruled]
 
 
 def _told(m: Message) -> str:
@@ -519,7 +702,7 @@ def _as_text(name: str, ranked: list[Explained], seen: list[Message] | None = No
         if not x.hits and not x.evidence:
             out.append(f"   described in words the entry uses: {', '.join(x.words)}")
         if x.confidence == POSSIBLE:
-            checks = list(dict.fromkeys(s.evidence_summary for s in x.entry.meta.signatures if s.evidence_summary))
+            checks = x.confirm
             if checks:
                 out.append(f"   to confirm it, check that {'; or '.join(checks)}")
         out.append(f"   page: {page_url(x.entry.slug)}")
