@@ -516,7 +516,7 @@ def test_words_that_describe_a_message_lead_to_its_page_as_a_guess(explain, fixt
     path.write_text(report)
     explain_command(str(path), False, markdown=True)
     reply = capsys.readouterr().out
-    assert reply.startswith("**Diagnosis:** your description sounds like the message") and "fake-broadcast-error" in reply
+    assert reply.startswith("**Not a diagnosis yet:** your description sounds like the message") and "fake-broadcast-error" in reply
     # the line itself: the message is shown, not guessed
     _, text = explain(f"{BROADCAST}\n", as_json=False)
     assert "describe the message" not in text + explain.err

@@ -92,6 +92,6 @@ def test_a_line_only_the_message_index_knows_gets_its_message_page_not_a_guess_f
     log.write_text(f"[2026-11-26 10:00:01] {m.example}\nconvert resize model failed\n", encoding="utf-8")
     reply = kb_explain("--format", "markdown", str(log)).stdout
     first = reply.splitlines()[0]
-    assert first.startswith("**Diagnosis:**") and m.example.strip()[:40] in first, reply
+    assert first.startswith("**Known message:**") and m.example.strip()[:40] in first, reply
     assert f"{PUBLISHED}messages/{m.id}/" in reply
     assert "KB0" not in first  # no entry is the diagnosis

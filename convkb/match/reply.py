@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from convkb.match.links import message_url, page_url
+from convkb.match.links import message_url, page_url, search_url
 from convkb.match.status import Statuses, Wanted
 from convkb.engines import ENGINES
 from convkb.verdicts import Status as State
@@ -40,7 +40,9 @@ def reply(ranked, text: str, wanted: list[Wanted], seen=(), told=()) -> str:
     if told and not lines_spoke:
         return _message(told[0], text, ranked, from_words=True)
     if not ranked:
-        return "No known problem in the knowledge base matches this report."
+        return ("No known problem in the knowledge base matches this report.\n\n**What to do:** post the whole converter "
+                "log (the first error line matters most), the engine and its release, and the ops around the failing "
+                f"node; meanwhile, search the site for the error line: {search_url(_first_line(text))}")
     asked = wanted or versions_in(text)
     x = ranked[0]
     if x.confidence != "match" and x.message is not None and x.message.generic:
@@ -107,12 +109,14 @@ def _if_it_is(entry, asked) -> list[str]:
     return [f"   If it is: {w.workaround.summary} (verified on {_where(w)})"] if w else []
 
 
-def _confirm(entry) -> str:
-    """What would tell that it is this entry: its evidence, else what its first signature looks like."""
-    tell = next((s.evidence_summary for s in entry.meta.signatures if s.evidence_summary), "")
+def _confirm(r) -> str:
+    """What would tell that it is this candidate: the evidence of a signature the log shows, else of any of
+    its signatures, else what its first signature looks like."""
+    shown = [h.rule.sig.evidence_summary for h in r.hits if h.rule.sig.evidence_summary]
+    tell = (shown or r.confirm or [""])[0]
     if tell:
         return tell
-    first = re.split(r"(?<=[.;:])\s", entry.meta.signatures[0].summary.strip())[0].rstrip(".;:")
+    first = re.split(r"(?<=[.;:])\s", r.entry.meta.signatures[0].summary.strip())[0].rstrip(".;:")
     return f"your output shows this: {first[0].lower()}{first[1:]}"
 
 
@@ -125,7 +129,7 @@ def _candidates(ranked, asked) -> str:
         e = r.entry
         out.append(f"{i}. {e.meta.id} *{e.meta.title}*: {page_url(e.slug)}")
         out.append(f"   Picked because {_why(r)}.")
-        out.append(f"   It is this one if {_confirm(e)}.")
+        out.append(f"   It is this one if {_confirm(r)}.")
         out += _if_it_is(e, asked)
     out += ["", "**What to do:** post the whole converter log (the exact error line), your engine and its release, "
                 "and the ops around the failing node, and we can tell which it is."]
@@ -173,13 +177,13 @@ def _generic(ranked, x, asked) -> str:
     m = x.message
     line = _users_line(x)
     causes = [r for r in ranked if r.message is not None and r.message.id == m.id][:3]
-    out = [f"**Diagnosis:** {_code(line)} is a message that several causes print, so it alone does not say which.",
+    out = [f"**Not a diagnosis yet:** {_code(line)} is a message that several causes print, so it alone does not say "
+           "which.",
            f"Its known causes and how to tell them apart: {message_url(m.id)}", "",
            "The causes this knowledge base has measured:"]
     for r in causes:
-        tell = next((s.evidence_summary for s in r.entry.meta.signatures if s.evidence_summary), "")
         out.append(f"- {r.entry.meta.id} *{r.entry.meta.title}*: {page_url(r.entry.slug)}#sig-{_sig(r)}"
-                   + (f" (it is this one if {tell})" if tell else ""))
+                   + f" (it is this one if {_confirm(r)})")
         out += [ln[1:] for ln in _if_it_is(r.entry, asked)]
     out += ["", "Could you post the whole converter log and the ops around the failing node?"]
     return "\n".join(out)
@@ -191,9 +195,9 @@ def _message(m, text: str, ranked, from_words: bool = False) -> str:
     rx = re.compile(m.pattern, re.IGNORECASE)
     line = next((ln.strip()[:200] for ln in text.splitlines() if rx.search(ln)), m.example)
     causes = len(m.causes)
-    first = (f"**Diagnosis:** your description sounds like the message {_code(m.shown)} (a guess from your words: "
+    first = (f"**Not a diagnosis yet:** your description sounds like the message {_code(m.shown)} (a guess from your words: "
              f"please post the exact line)" if from_words else
-             f"**Diagnosis:** {_code(line)} is a known {'message that several causes print' if m.generic else 'message'}"
+             f"**Known message:** {_code(line)} is a known {'message that several causes print' if m.generic else 'message'}"
              f"; no problem measured in this knowledge base explains it yet.")
     out = [first,
            f"Its {causes} known upstream cause{'s' * (causes != 1)} (reported, not measured here) and how to tell them"
@@ -203,3 +207,13 @@ def _message(m, text: str, ranked, from_words: bool = False) -> str:
         out += [f"- {r.entry.meta.id} *{r.entry.meta.title}*: {page_url(r.entry.slug)}" for r in ranked[:2]]
     out += ["", "Could you post the whole log, your engine version and the ops around the failing node?"]
     return "\n".join(out)
+
+
+def _first_line(text: str) -> str:
+    """The report's first error-like line (else its first line), as a search query."""
+    from convkb.judge import ERRORISH
+    from convkb.match import noise
+
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    line = next((ln for ln in lines if ERRORISH.search(ln)), lines[0] if lines else "")
+    return " ".join((noise.query(line) or line).split()[:12])
