@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from convkb import expectations, versions
-from convkb.checks import load_checks
+from convkb.checks import declared_checks
 from convkb.entries import find
 from convkb.errors import KBError
 from convkb.records import Record
@@ -24,7 +24,7 @@ def accept(records: list[Record], only: str | None = None) -> list[str]:
         except KBError as e:
             lines.append(str(e))
             continue
-        checks = load_checks(entry).items
+        checks = declared_checks(entry).items
         chosen, kept_out = [], 0
         for r in mine:
             if r.check not in checks or (only is not None and r.check != only):

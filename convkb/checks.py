@@ -26,7 +26,7 @@ class Check:
     name: str
     kind: CheckKind
     engine: str
-    fn: Callable
+    fn: Callable | None  # None where read from the source (declared_checks): reading never runs it
     signatures: tuple[str, ...] = ()  # for bugs: what counts as "reproduces"
     workaround: str | None = None  # for workarounds: the front matter's workaround id
     needs: tuple[str, ...] = ()  # other engines the check drives
@@ -151,3 +151,78 @@ def load_checks(entry: Entry) -> Checks:
         raise KBError(entry.test, "must define exactly one `checks = Checks(__file__)`")
     found[0].entry()  # validates names against the front matter
     return found[0]
+
+
+# ---------------------------------------------------------------- reading without importing
+
+_KINDS = {"bug": CheckKind.BUG, "control": CheckKind.CONTROL, "workaround": CheckKind.WORKAROUND,
+          "variants": CheckKind.VARIANT}
+_PARAMS = {"bug": ("engine", "signatures"), "control": ("engine",), "workaround": ("engine", "workaround"),
+           "variants": ("engine", "signatures", "cases")}
+
+
+def _value(node: ast.AST, names: dict):
+    """A literal, or a module-level name bound to one, or a sum of them (BUG + ["x"])."""
+    if isinstance(node, ast.Name):
+        if node.id in names:
+            return names[node.id]
+        raise ValueError(node.id)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _value(node.left, names) + _value(node.right, names)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        out = []
+        for e in node.elts:
+            out += _value(e.value, names) if isinstance(e, ast.Starred) else [_value(e, names)]
+        return out
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "dict" and not node.args:
+        return {k.arg: _value(k.value, names) for k in node.keywords}
+    return ast.literal_eval(node)
+
+
+def declared_checks(entry: Entry) -> Checks:
+    """The entry's checks as its test_checks.py declares them, read from the source, never imported: what the
+    site, scan, explain and `kb accept` need (names, kinds, engines, signatures, workarounds, tolerances).
+    Running a check imports it (load_checks)."""
+    path = entry.test
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError) as e:
+        raise KBError(path, f"cannot be read: {e}") from None
+    names: dict = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                names[node.targets[0].id] = _value(node.value, names)
+            except (ValueError, TypeError, SyntaxError):
+                pass  # not a literal: a check's arguments may not use it
+    checks = Checks(str(path))
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        for deco in fn.decorator_list:
+            if not (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Attribute)
+                    and isinstance(deco.func.value, ast.Name) and deco.func.value.id == "checks"
+                    and deco.func.attr in _KINDS):
+                continue
+            how = deco.func.attr
+            try:
+                args = dict(zip(_PARAMS[how], (_value(a, names) for a in deco.args)))
+                for k in deco.keywords:  # name=value, or **TOLERANCES
+                    args |= {k.arg: _value(k.value, names)} if k.arg else dict(_value(k.value, names))
+            except (ValueError, TypeError, SyntaxError) as e:
+                raise KBError(path, f"line {deco.lineno}: checks.{how}(...) takes literals or module-level "
+                                    f"constants, so that the check can be read without running it ({e})") from None
+            doc = (ast.get_docstring(fn, clean=False) or "").strip()
+            common = dict(engine=args.pop("engine"), needs=tuple(args.pop("needs", ())), fn=None, **args)
+            if how == "variants":
+                cases = common.pop("cases", None) or variant_names(checks.dir / "repro.py")
+                sigs = tuple(common.pop("signatures"))
+                for case in cases:
+                    name = f"variant-{case}"
+                    checks.items[name] = Check(name=name, kind=CheckKind.VARIANT, signatures=sigs, variant=case,
+                                               doc=f"Variant {case!r}: {doc}".strip(": "), **common)
+                continue
+            if "signatures" in common:
+                common["signatures"] = tuple(common["signatures"])
+            name = fn.name.replace("_", "-")
+            checks.items[name] = Check(name=name, kind=_KINDS[how], doc=doc, **common)
+    checks.entry()
+    return checks

@@ -90,10 +90,10 @@ class Statuses:
 
     def _of(self, entry: Entry, wanted: list[Wanted], pattern: str | None) -> list[Status]:
         from convkb import expectations
-        from convkb.checks import load_checks
+        from convkb.checks import declared_checks
 
         if entry.slug not in self._checks:
-            self._checks[entry.slug] = list(load_checks(entry).items.values())
+            self._checks[entry.slug] = list(declared_checks(entry).items.values())
         checks = self._checks[entry.slug]
         table, records = expectations.load(entry.expected), self._records(entry)
         whole = derive(entry.meta.engines, checks, table, records, entry.meta.workarounds)

@@ -12,7 +12,7 @@ from convkb import expectations, paths
 from convkb.entries import Entry, load_all, repo_root
 from convkb.errors import KBError
 from convkb.match.words import teach_segmenter
-from convkb.checks import Check, load_checks
+from convkb.checks import Check, declared_checks
 from convkb.records import Record, RecordStore
 from convkb.schema import SLUG
 from convkb.site import pages
@@ -60,7 +60,7 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
     site = Site()
     rows: list[tuple[Entry, EntryStatus]] = []
     for e in entries:
-        checks: list[Check] = list(load_checks(e).items.values())
+        checks: list[Check] = list(declared_checks(e).items.values())
         st = derive(e.meta.engines, checks, expectations.load(e.expected), by_entry.get(e.slug, []), e.meta.workarounds)
         site.pages[f"{e.slug}.md"] = pages.entry_page(e, st, known)
         site.statuses[e.slug] = st
