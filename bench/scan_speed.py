@@ -2,7 +2,7 @@
 0.5 s typical, 2 s worst), and its matching alone (all entries' trigger patterns) on synthetic ONNX
 graphs of 1k, 10k and 100k nodes, excluding file loading.
 
-    python bench/scan_speed.py [MODEL.onnx | FOLDER ...] [--sizes N ...]
+    python bench/scan_speed.py [MODEL.onnx | FOLDER ...] [--sizes N ...] [--engine mnn==3.6.1]
 
 Default models: the corpus's exported cases (.kb/cache). Matching must be linear in graph size;
 target: 10k nodes well under a second.
@@ -55,24 +55,35 @@ def synthetic(nodes: int):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def end_to_end(paths: list[Path]) -> None:
-    """`kb scan MODEL` as a user runs it, in one child per model (imports, the records, every status)."""
+def end_to_end(paths: list[Path], engines: list[str]) -> None:
+    """`kb scan MODEL [--engine E]` as a user runs it, in one child per model (imports, the records, every
+    status): wall time, and the child's CPU time (what a loaded shared machine does not inflate)."""
+    import resource
     import statistics
     import subprocess
 
-    times = []
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    times, cpus = [], []
+    flags = [a for e in engines for a in ("--engine", e)]
     for path in paths:
-        start = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "convkb", "scan", str(path)], capture_output=True, text=True, cwd=ROOT)
+        start, used = time.perf_counter(), cpu()
+        p = subprocess.run([sys.executable, "-m", "convkb", "scan", str(path), *flags], capture_output=True, text=True,
+                           cwd=ROOT)
         times.append((time.perf_counter() - start, path))
+        cpus.append((cpu() - used, path))
         if p.returncode not in (0, 1):  # 0 none found, 1 found; anything else did not scan: no figure
             sys.exit(f"kb scan {path} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
     if not times:
         return
     secs = sorted(t for t, _ in times)
     worst = max(times)
-    print(f"kb scan end to end on {len(times)} models: median {statistics.median(secs):.2f} s, "
-          f"worst {worst[0]:.2f} s ({worst[1].name})")
+    worst_cpu = max(cpus)
+    print(f"kb scan {' '.join(flags)} end to end on {len(times)} models: median {statistics.median(secs):.2f} s, "
+          f"worst {worst[0]:.2f} s ({worst[1].name}); CPU median {statistics.median(c for c, _ in cpus):.2f} s, "
+          f"worst {worst_cpu[0]:.2f} s ({worst_cpu[1].name})")
 
 
 def models(args: list[str]) -> list[Path]:
@@ -91,12 +102,13 @@ def main():
     ap.add_argument("models", nargs="*", help="ONNX files or folders (default: the corpus's exported cases)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000],
                     help="node counts of the synthetic graphs")
+    ap.add_argument("--engine", action="append", default=[], help="passed to kb scan, e.g. mnn==3.6.1 (repeatable)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from convkb.entries import load_all
     from convkb.match.scan import find_problems
 
-    end_to_end(models(args.models))
+    end_to_end(models(args.models), args.engine)
     entries = load_all(ROOT)
     patterns = sum(len(e.meta.trigger) for e in entries)
     print(f"{len(entries)} entries, {patterns} trigger patterns")

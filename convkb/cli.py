@@ -178,12 +178,14 @@ def accept(
 def scan(
     model: Annotated[str, typer.Argument(help="an ONNX model, or a torch.export program (.pt2)")],
     engine: Annotated[Optional[list[str]], typer.Option(
-        "--engine", help="ENGINE==VERSION to give the status on, e.g. mnn==3.6.1 (repeatable); default: newest")] = None,
+        "--engine", help="ENGINE==VERSION to answer for, e.g. mnn==3.6.1 (repeatable): lists only its problems; "
+                         "default: every engine, newest")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON array, one object per match")] = False,
 ) -> None:
     """Find known problems in a model by their trigger patterns.
 
-    Exit code: 0 none found, 1 found, 3 and up bad input (convkb/match/codes.py).
+    Exit code: with --engine, 1 if a problem affects a named release, else 0; without, 0 none found or only
+    regression guards, 1 found; 3 and up bad input (convkb/match/codes.py).
     """
     from convkb.match.scan import scan_command
 

@@ -380,8 +380,96 @@ def test_a_guard_that_reproduces_on_the_version_asked_about_is_an_alarm(fixture_
     assert scan(silu_in_a_block())[0] == codes.NOTHING_FOUND
     code, rows = scan(silu_in_a_block(), "onnxruntime==1.20.0")
     assert code == codes.FOUND and rows[0]["status"][0]["status"] == "reproduces"
-    code, rows = scan(silu_in_a_block(), "onnxruntime==1.25.0")  # not measured: nothing says it is fixed there
-    assert code == codes.FOUND and rows[0]["status"][0]["status"] == "not-checked"
+    assert rows[0]["affects"] and rows[0]["status"][0]["affected"]
+
+
+# ---- --engine: is the named release affected? A release never measured takes its nearest measured ones ----
+
+UNMEASURED = [
+    # accepted verdicts of KB902 (it concerns onnxruntime), release asked about, exit code, the rule's words
+    ({"v1_20_0": "reproduces", "v1_32_0": "fixed"}, "1.25.0", codes.NOTHING_FOUND,
+     "not measured on 1.25.0; nearest measured: 1.20.0 reproduces, 1.32.0 fixed: not counted as affected"),
+    ({"v1_20_0": "reproduces", "v1_30_0": "reproduces", "v1_32_0": "fixed"}, "1.25.0", codes.FOUND,
+     "not measured on 1.25.0; reproduces on 1.20.0 and 1.30.0, the nearest measured releases either side: "
+     "counted as affected"),
+    ({"v1_20_0": "fixed", "v1_32_0": "reproduces"}, "1.40.0", codes.FOUND,
+     "not measured on 1.40.0; 1.32.0, the newest measured release, reproduces: counted as affected"),
+    ({"v1_20_0": "reproduces", "v1_32_0": "fixed"}, "1.40.0", codes.NOTHING_FOUND,
+     "not measured on 1.40.0; 1.32.0, the newest measured release, fixed: not counted as affected"),
+    ({"v1_20_0": "reproduces", "v1_32_0": "fixed"}, "1.10.0", codes.FOUND,
+     "not measured on 1.10.0; 1.20.0, the oldest measured release, reproduces: counted as affected"),
+    ({"v1_20_0": "reproduces", "v1_25_0": "error", "v1_32_0": "fixed"}, "1.25.0", codes.NOTHING_FOUND,
+     "not measured on 1.25.0; nearest measured: 1.20.0 reproduces, 1.32.0 fixed: not counted as affected"),
+    ({"v1_20_0": "reproduces", "v1_25_0": "error", "v1_30_0": "reproduces"}, "1.25.0", codes.FOUND,
+     "not measured on 1.25.0; reproduces on 1.20.0 and 1.30.0, the nearest measured releases either side: "
+     "counted as affected"),
+]
+
+
+@pytest.mark.parametrize("verdicts, release, code, words", UNMEASURED,
+                         ids=[f"{r}-{'-'.join(f'{k}={v}' for k, v in vs.items())}" for vs, r, _, _ in UNMEASURED])
+def test_a_release_never_measured_is_judged_by_its_nearest_measured_ones(fixture_kb, verdicts, release, code,
+                                                                         words, tmp_path, capsys):
+    accepted(fixture_kb / "repros" / "fake-silu-guard", "silu", **verdicts)
+    path = tmp_path / "silu.onnx"
+    onnx.save(silu_in_a_block(), str(path))
+    assert scan_command(str(path), [f"onnxruntime=={release}"], False) == code
+    out = capsys.readouterr().out
+    assert f"status: onnxruntime {release}: {words}" in out  # the text says which rule decided
+    assert ("[affects this release]" in out) == (code == codes.FOUND)
+    assert scan_command(str(path), [f"onnxruntime=={release}"], True) == code
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["affects"] == (code == codes.FOUND) and row["status"][0]["why"] == words
+
+
+def test_fixed_and_differs_do_not_affect_the_release(fixture_kb, scan):
+    folder = fixture_kb / "repros" / "fake-silu-guard"
+    for verdict in ("fixed", "differs"):
+        accepted(folder, "silu", v1_32_0=verdict)
+        code, rows = scan(silu_in_a_block(), "onnxruntime==1.32.0")
+        assert code == codes.NOTHING_FOUND and not rows[0]["affects"], verdict
+    accepted(folder, "silu", v1_32_0="reproduces")
+    assert scan(silu_in_a_block(), "onnxruntime==1.32.0")[0] == codes.FOUND
+
+
+def test_engine_filter_lists_its_problems_and_counts_the_others(tmp_path, capsys):
+    """KB903 concerns ncnn, KB902 onnxruntime: --engine ncnn lists KB903 only, and says KB902 was left out."""
+    path = tmp_path / "both.onnx"
+    onnx.save(silu_and_sub_into_sqrt(), str(path))
+    scan_command(str(path), ["ncnn"], False)
+    out = capsys.readouterr().out
+    assert "KB903  " in out and "KB902  " not in out
+    assert "1 known problem of other engines (onnxruntime) left out" in out
+    scan_command(str(path), ["ncnn"], True)
+    rows = json.loads(capsys.readouterr().out)  # --json keeps every match, and says which the text left out
+    assert {(r["id"], r["concerns"]) for r in rows} == {("KB902", False), ("KB903", True)}
+    scan_command(str(path), [], False)
+    out = capsys.readouterr().out
+    assert "KB903  " in out and "KB902  " in out and "left out" not in out  # without --engine: everything
+
+
+def test_named_engines_own_problems_come_first(tmp_path, capsys):
+    path = tmp_path / "both.onnx"
+    onnx.save(silu_and_sub_into_sqrt(), str(path))
+    for engines, order in ((["ncnn", "onnxruntime"], ["KB903", "KB902"]),
+                           (["onnxruntime", "ncnn"], ["KB902", "KB903"])):
+        scan_command(str(path), engines, False)
+        out = capsys.readouterr().out
+        assert sorted(order, key=lambda i: out.index(f"{i}  ")) == order, engines
+        scan_command(str(path), engines, True)
+        assert [r["id"] for r in json.loads(capsys.readouterr().out)] == order
+
+
+def test_matches_are_summarised_per_pattern(tmp_path, capsys):
+    """30 grouped deconvs + Scale: one line with the count and three node names, not 30 lines."""
+    nodes = [n for i in range(30) for n in scale(f"x{i}", f"/up{i}", group=2)]
+    path = tmp_path / "many.onnx"
+    onnx.save(model(nodes, inputs=[f"x{i}" for i in range(30)], inits=SCALE_WEIGHTS), str(path))
+    scan_command(str(path), [], False)
+    out = capsys.readouterr().out
+    assert "  grouped-deconv-scale ×30: /up0/scale/Add, /up1/scale/Add, /up2/scale/Add, … (+27)\n" in out
+    assert out.count("/scale/Add") == 3 and "/up3/" not in out
+    assert out.count("status: onnxruntime 1.32.0: reproduces") == 1  # the status once per problem
 
 
 # ---- status for the engine versions asked about ----------------------------------------------
@@ -472,6 +560,219 @@ def test_bad_engine_option(spec, tmp_path):
     with pytest.raises(KBError) as e:
         scan_command(str(path), [spec], False)
     assert e.value.code == codes.BAD_ENGINE and "--engine" in str(e.value)
+
+
+# ---- real architectures (BERT, ConvNeXt) against the real corpus, for one engine ------------------
+
+I64 = TensorProto.INT64
+
+
+def _w(name, *dims, dtype=np.float32):
+    return numpy_helper.from_array(np.full(dims, 0.5, dtype), name)
+
+
+def _i64(name, values):
+    return numpy_helper.from_array(np.array(values, np.int64), name)
+
+
+def _n(op, ins, out, name, **attrs):
+    return helper.make_node(op, ins, [out], name=name, **attrs)
+
+
+def gelu(p, x):
+    """nn.GELU() at opset 17: x * 0.5 * (1 + erf(x / sqrt(2)))."""
+    return [_n("Div", [x, "sqrt2"], f"{p}.d", f"{p}/Div"), _n("Erf", [f"{p}.d"], f"{p}.e", f"{p}/Erf"),
+            _n("Add", [f"{p}.e", "one"], f"{p}.a", f"{p}/Add"), _n("Mul", [x, f"{p}.a"], f"{p}.m", f"{p}/Mul"),
+            _n("Mul", [f"{p}.m", "half"], f"{p}.y", f"{p}/Mul_1")], f"{p}.y"
+
+
+def linear(p, x, w):
+    return [_n("MatMul", [x, w], f"{p}.mm", f"{p}/MatMul"), _n("Add", [f"{p}.b", f"{p}.mm"], f"{p}.y", f"{p}/Add")], \
+        f"{p}.y"
+
+
+def bert_like(layers=2, dim=8, heads=2, seq=4):
+    inits = [_w("word", 30, dim), _w("pos", seq, dim), _i64("pos_ids", [list(range(seq))]), _w("ln.w", dim),
+             _w("ln.b", dim), _w("sqrt2", 1), _w("one", 1), _w("half", 1), _w("scale", 1), _w("neg", 1),
+             _i64("heads_shape", [1, seq, heads, dim // heads]), _i64("merge_shape", [1, seq, dim])]
+    nodes = [_n("Gather", ["word", "input_ids"], "we", "/embeddings/word_embeddings/Gather"),
+             _n("Gather", ["pos", "pos_ids"], "pe", "/embeddings/position_embeddings/Gather"),
+             _n("Add", ["we", "pe"], "emb", "/embeddings/Add"),
+             _n("LayerNormalization", ["emb", "ln.w", "ln.b"], "h0", "/embeddings/LayerNorm/LayerNormalization",
+                axis=-1, epsilon=1e-12),
+             _n("Unsqueeze", ["attention_mask", "axes12"], "m4", "/Unsqueeze"),
+             _n("Cast", ["m4"], "mf", "/Cast", to=F),
+             _n("Sub", ["one", "mf"], "inv", "/Sub"), _n("Mul", ["inv", "neg"], "bias", "/Mul")]
+    inits.append(_i64("axes12", [1, 2]))
+    h = "h0"
+    for i in range(layers):
+        p = f"/encoder/layer.{i}"
+        heads_of = {}
+        for part in ("query", "key", "value"):
+            ns, y = linear(f"{p}/attention/self/{part}", h, f"{p}.{part}.w")
+            nodes += ns + [_n("Reshape", [y, "heads_shape"], f"{p}.{part}.r", f"{p}/attention/self/{part}/Reshape")]
+            inits += [_w(f"{p}.{part}.w", dim, dim), _w(f"{p}/attention/self/{part}.b", dim)]
+            heads_of[part] = f"{p}.{part}.r"
+        a = f"{p}/attention/self"
+        nodes += [_n("Transpose", [heads_of["query"]], f"{p}.q", f"{a}/Transpose", perm=[0, 2, 1, 3]),
+                  _n("Transpose", [heads_of["key"]], f"{p}.k", f"{a}/Transpose_1", perm=[0, 2, 3, 1]),
+                  _n("Transpose", [heads_of["value"]], f"{p}.v", f"{a}/Transpose_2", perm=[0, 2, 1, 3]),
+                  _n("MatMul", [f"{p}.q", f"{p}.k"], f"{p}.s", f"{a}/MatMul"),
+                  _n("Div", [f"{p}.s", "scale"], f"{p}.sd", f"{a}/Div"),
+                  _n("Add", [f"{p}.sd", "bias"], f"{p}.sm", f"{a}/Add"),
+                  _n("Softmax", [f"{p}.sm"], f"{p}.pr", f"{a}/Softmax", axis=-1),
+                  _n("MatMul", [f"{p}.pr", f"{p}.v"], f"{p}.c", f"{a}/MatMul_1"),
+                  _n("Transpose", [f"{p}.c"], f"{p}.ct", f"{a}/Transpose_3", perm=[0, 2, 1, 3]),
+                  _n("Reshape", [f"{p}.ct", "merge_shape"], f"{p}.cm", f"{a}/Reshape")]
+        ns, y = linear(f"{p}/attention/output/dense", f"{p}.cm", f"{p}.o.w")
+        nodes += ns + [_n("Add", [y, h], f"{p}.r1", f"{p}/attention/output/Add"),
+                       _n("LayerNormalization", [f"{p}.r1", "ln.w", "ln.b"], f"{p}.h1",
+                          f"{p}/attention/output/LayerNorm/LayerNormalization", axis=-1, epsilon=1e-12)]
+        ns, y = linear(f"{p}/intermediate/dense", f"{p}.h1", f"{p}.i.w")
+        g, gy = gelu(f"{p}/intermediate/intermediate_act_fn", y)
+        ns2, y2 = linear(f"{p}/output/dense", gy, f"{p}.out.w")
+        nodes += ns + g + ns2 + [_n("Add", [y2, f"{p}.h1"], f"{p}.r2", f"{p}/output/Add"),
+                                 _n("LayerNormalization", [f"{p}.r2", "ln.w", "ln.b"], f"{p}.h2",
+                                    f"{p}/output/LayerNorm/LayerNormalization", axis=-1, epsilon=1e-12)]
+        inits += [_w(f"{p}.o.w", dim, dim), _w(f"{p}/attention/output/dense.b", dim), _w(f"{p}.i.w", dim, 4 * dim),
+                  _w(f"{p}/intermediate/dense.b", 4 * dim), _w(f"{p}.out.w", 4 * dim, dim),
+                  _w(f"{p}/output/dense.b", dim)]
+        h = f"{p}.h2"
+    g = helper.make_graph(nodes, "bert", [helper.make_tensor_value_info("input_ids", I64, [1, seq]),
+                                          helper.make_tensor_value_info("attention_mask", I64, [1, seq])],
+                          [helper.make_tensor_value_info(h, F, [1, seq, dim])], initializer=inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def convnext_like(dims=(8, 16), ln2d_kind="transpose"):
+    """ConvNeXt: a 4x4 stem, a channels-first LayerNorm (`ln2d_kind`: "transpose" = permute -> LayerNorm ->
+    permute as torchvision / timm write it; "pow" = (x - u).pow(2).mean(1) as the paper's code), blocks of
+    depthwise 7x7 Conv -> permute -> LayerNorm -> Linear -> GELU -> Linear -> gamma -> permute + x, and
+    GlobalAveragePool -> LayerNorm -> Gemm."""
+    inits = [_w("sqrt2", 1), _w("one", 1), _w("half", 1), _w("two", 1), _w("eps", 1)]
+    nodes, x = [], "input"
+
+    def ln2d(p, x, c):
+        if ln2d_kind == "transpose":
+            inits.extend([_w(f"{p}.w", c), _w(f"{p}.b", c)])
+            return [_n("Transpose", [x], f"{p}.t", f"{p}/Transpose", perm=[0, 2, 3, 1]),
+                    _n("LayerNormalization", [f"{p}.t", f"{p}.w", f"{p}.b"], f"{p}.n", f"{p}/LayerNormalization",
+                       axis=-1, epsilon=1e-6),
+                    _n("Transpose", [f"{p}.n"], f"{p}.y", f"{p}/Transpose_1", perm=[0, 3, 1, 2])], f"{p}.y"
+        return [_n("ReduceMean", [x], f"{p}.u", f"{p}/ReduceMean", axes=[1]),
+                _n("Sub", [x, f"{p}.u"], f"{p}.d", f"{p}/Sub"),
+                _n("Pow", [f"{p}.d", "two"], f"{p}.sq", f"{p}/Pow"),
+                _n("ReduceMean", [f"{p}.sq"], f"{p}.s", f"{p}/ReduceMean_1", axes=[1]),
+                _n("Add", [f"{p}.s", "eps"], f"{p}.se", f"{p}/Add"),
+                _n("Sqrt", [f"{p}.se"], f"{p}.sd", f"{p}/Sqrt"),
+                _n("Div", [f"{p}.d", f"{p}.sd"], f"{p}.y", f"{p}/Div")], f"{p}.y"
+
+    c_in = 3
+    for s, c in enumerate(dims):
+        p = f"/features.{2 * s}"
+        conv = _n("Conv", [x, f"{p}.cw", f"{p}.cb"], f"{p}.c", f"{p}/Conv", kernel_shape=[4, 4] if s == 0 else [2, 2],
+                  strides=[4, 4] if s == 0 else [2, 2])
+        inits += [_w(f"{p}.cw", c, c_in, *([4, 4] if s == 0 else [2, 2])), _w(f"{p}.cb", c)]
+        if s == 0:
+            ns, x = ln2d(f"{p}/norm", f"{p}.c", c)
+            nodes += [conv] + ns
+        else:
+            ns, y = ln2d(f"{p}/norm", x, c_in)
+            nodes += ns + [_n("Conv", [y, f"{p}.cw", f"{p}.cb"], f"{p}.c", f"{p}/Conv", kernel_shape=[2, 2],
+                              strides=[2, 2])]
+            x = f"{p}.c"
+        b = f"/features.{2 * s + 1}/block"
+        inits += [_w(f"{b}.dw", c, 1, 7, 7), _w(f"{b}.dwb", c), _w(f"{b}.lnw", c), _w(f"{b}.lnb", c),
+                  _w(f"{b}.w1", c, 4 * c), _w(f"{b}/pw1.b", 4 * c), _w(f"{b}.w2", 4 * c, c), _w(f"{b}/pw2.b", c),
+                  _w(f"{b}.gamma", c)]
+        nodes += [_n("Conv", [x, f"{b}.dw", f"{b}.dwb"], f"{b}.dc", f"{b}/Conv", group=c, kernel_shape=[7, 7],
+                     pads=[3, 3, 3, 3]),
+                  _n("Transpose", [f"{b}.dc"], f"{b}.t", f"{b}/Transpose", perm=[0, 2, 3, 1]),
+                  _n("LayerNormalization", [f"{b}.t", f"{b}.lnw", f"{b}.lnb"], f"{b}.n", f"{b}/LayerNormalization",
+                     axis=-1, epsilon=1e-6)]
+        ns, y = linear(f"{b}/pw1", f"{b}.n", f"{b}.w1")
+        g, gy = gelu(f"{b}/act", y)
+        ns2, y2 = linear(f"{b}/pw2", gy, f"{b}.w2")
+        nodes += ns + g + ns2 + [_n("Mul", [f"{b}.gamma", y2], f"{b}.sc", f"{b}/Mul"),
+                                 _n("Transpose", [f"{b}.sc"], f"{b}.tb", f"{b}/Transpose_1", perm=[0, 3, 1, 2]),
+                                 _n("Add", [f"{b}.tb", x], f"{b}.y", f"{b}/Add")]
+        x, c_in = f"{b}.y", c
+    inits += [_w("head.lnw", c_in), _w("head.lnb", c_in), _w("head.w", 10, c_in), _w("head.b", 10)]
+    nodes += [_n("GlobalAveragePool", [x], "gap", "/avgpool/GlobalAveragePool"),
+              _n("Flatten", ["gap"], "flat", "/classifier/Flatten"),
+              _n("LayerNormalization", ["flat", "head.lnw", "head.lnb"], "hn", "/classifier/LayerNormalization",
+                 axis=-1, epsilon=1e-6),
+              _n("Gemm", ["hn", "head.w", "head.b"], "logits", "/classifier/Gemm", transB=1)]
+    g = helper.make_graph(nodes, "convnext", [helper.make_tensor_value_info("input", F, [1, 3, 32, 32])],
+                          [helper.make_tensor_value_info("logits", F, [1, 10])], initializer=inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture
+def real_kb(monkeypatch):
+    """The real corpus (repros/), its statuses from the accepted expected.yaml only (KB_RECORDS is empty)."""
+    monkeypatch.setenv("KB_ROOT", str(ROOT))
+
+
+def scan_both(m, tmp_path, capsys, *engines):
+    """(exit code, text), then (exit code, JSON rows) of one model."""
+    path = tmp_path / "model.onnx"
+    onnx.save(m, str(path))
+    text = scan_command(str(path), list(engines), False), capsys.readouterr().out
+    return text, (scan_command(str(path), list(engines), True), json.loads(capsys.readouterr().out))
+
+
+def listed(text):
+    """The entry ids the text lists, in order."""
+    return [line.split()[0] for line in text.splitlines() if line[:2] == "KB" and line[2:5].isdigit()]
+
+
+def test_bert_for_mnn_lists_only_mnn_problems_and_exits_zero(real_kb, tmp_path, capsys):
+    """A BERT export matches LayerNormalization, the embedding Gather, the attention MatMul and Softmax
+    patterns: all but one entry concern ncnn / onnx2ncnn / pnnx, and MNN's (KB025) is fixed on 3.6.1."""
+    m = bert_like()
+    onnx.checker.check_model(m, full_check=True)
+    (code, text), (jcode, rows) = scan_both(m, tmp_path, capsys, "mnn==3.6.1")
+    assert listed(text) == ["KB025"] and code == jcode == codes.NOTHING_FOUND
+    assert "status: mnn 3.6.1: fixed" in text and "none affects mnn 3.6.1" in text
+    assert "layernormalization-op ×5: /embeddings/LayerNorm/LayerNormalization, " in text
+    left = {r["id"] for r in rows if not r["concerns"]}
+    assert {"KB004", "KB048", "KB059", "KB060"} <= left  # ncnn's, still in --json
+    assert f"{len(left)} known problems of other engines (ncnn, onnx2ncnn, pnnx) left out" in text
+    assert not any(r["affects"] for r in rows)
+    # without --engine: every problem, and today's rule (ncnn's reproduce on its newest release)
+    (code, text), _ = scan_both(m, tmp_path, capsys)
+    assert code == codes.FOUND and listed(text)[:2] == ["KB004", "KB025"] and "left out" not in text
+
+
+def test_bert_for_two_engines_lists_the_first_named_ones_first(real_kb, tmp_path, capsys):
+    (_, text), _ = scan_both(bert_like(), tmp_path, capsys, "mnn==3.6.1", "ncnn")
+    assert listed(text)[0] == "KB025" and "KB004" in listed(text)
+    (code, text), _ = scan_both(bert_like(), tmp_path, capsys, "ncnn", "mnn==3.6.1")
+    ids = listed(text)  # those concerning ncnn first, the ones reproducing on its newest release first of all
+    assert ids[:3] == ["KB004", "KB048", "KB059"] and ids[-1] == "KB025"
+    assert code == codes.FOUND  # ncnn's own problems reproduce on its newest release
+
+
+def test_convnext_for_mnn(real_kb, tmp_path, capsys):
+    """torchvision's ConvNeXt (LayerNorm2d as permute -> LayerNorm -> permute): only MNN's fixed
+    LayerNormalization entry concerns MNN, so 0. The paper's (x - u).pow(2).mean(1) LayerNorm2d matches
+    KB033 (mnnquant KL crashes on it), which reproduces on 3.6.1: listed first, and 1."""
+    m = convnext_like()
+    onnx.checker.check_model(m, full_check=True)
+    (code, text), (_, rows) = scan_both(m, tmp_path, capsys, "mnn==3.6.1")
+    assert code == codes.NOTHING_FOUND and listed(text) == ["KB025"]
+    assert {r["id"] for r in rows if not r["concerns"]} == {"KB004", "KB020"}
+    (code, text), _ = scan_both(convnext_like(ln2d_kind="pow"), tmp_path, capsys, "mnn==3.6.1")
+    assert code == codes.FOUND and listed(text) == ["KB033", "KB025"]
+    assert "affects mnn 3.6.1: KB033" in text
+    assert "channels-first-layernorm ×2: /features.0/norm/Div, /features.2/norm/Div" in text
+    assert "status: mnn 3.6.1: reproduces (in 1 of 1 bug checks: kl-channels-first-layernorm) [affects this release]" \
+        in text
+    # pnnx is KB004's and KB020's workaround: only workaround checks run it, and they work
+    (code, text), _ = scan_both(m, tmp_path, capsys, "pnnx")
+    assert code == codes.NOTHING_FOUND and listed(text) == ["KB004", "KB020"]
+    assert text.count(": workaround-works (") == 2
 
 
 # ---- models exported from torch (dynamo=False), and torch files ------------------------------
@@ -697,10 +998,15 @@ def kb(*args):
 def test_cli_scan_json_and_exit_code(tmp_path):
     path = tmp_path / "m.onnx"
     onnx.save(sqrt_of_a_state_input_opset7(), str(path))
-    p = kb("scan", str(path), "--engine", "onnxruntime==1.32.0", "--json")
+    p = kb("scan", str(path), "--json")
     assert p.returncode == codes.FOUND, p.stderr
     (row,) = json.loads(p.stdout)
     assert row["entry"] == "fake-pow-nan" and row["nodes"] == ["encoder.norm"]
+    # KB903 concerns ncnn: it does not affect onnxruntime, whatever the status its checks have there
+    p = kb("scan", str(path), "--engine", "onnxruntime==1.32.0", "--json")
+    assert p.returncode == codes.NOTHING_FOUND, p.stderr
+    (row,) = json.loads(p.stdout)
+    assert row["concerns"] is False and row["status"][0]["status"] == "reproduces"
     clean = tmp_path / "clean.onnx"
     onnx.save(plain_convnet(), str(clean))
     assert kb("scan", str(clean)).returncode == codes.NOTHING_FOUND

@@ -4,8 +4,10 @@ Bad input is reported as a KBError carrying one of these codes: one line on stde
 convkb.cli.main adds its own for every command: 70 an internal error, 130 interrupted.
 """
 
-NOTHING_FOUND = 0  # scan: no trigger pattern, or only regression guards (fixed where measured); explain: no signature
-FOUND = 1  # at least one known problem was found
+# scan: with --engine, whether a listed problem affects a named release (convkb/match/scan.py says how);
+# without, whether a match is anything but a regression guard (fixed where measured)
+NOTHING_FOUND = 0  # scan: nothing affects them / no match or only regression guards; explain: no signature
+FOUND = 1  # scan: something affects them / a match that is not a guard; explain: a known problem was found
 # 2 is taken: KBError's default (a broken corpus entry) and click's usage errors.
 MISSING = 3  # the file does not exist or cannot be read
 IS_DIRECTORY = 4  # a directory was given where a file is expected
