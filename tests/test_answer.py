@@ -164,3 +164,28 @@ def test_the_home_page_filters_by_the_same_verified_workaround(real):
     home = contracts._site(root).pages["index.md"]
     rows = dict(re.findall(r'data-slug="([^"]+)"[^>]*data-workaround="(\w+)"', home))
     assert rows == {LAYERNORM: "verified", "ncnn-onnx2ncnn-transpose-5d": "none"}
+
+
+def test_scan_gives_the_workaround_verified_for_the_release_with_its_limit(real, tmp_path, capsys):
+    import json
+
+    import onnx
+    from onnx import TensorProto, helper
+
+    from convkb.match.scan import scan_command
+
+    root = real(LAYERNORM)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 4, 4])
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[1], keepdims=1), helper.make_node("Sub", ["x", "m"], ["d"]),
+             helper.make_node("Pow", ["d", "two"], ["y"])]
+    graph = helper.make_graph(nodes, "ln", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    path = root / "ln.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    assert scan_command(str(path), ["ncnn==1.0.20261020"], False) == codes.FOUND
+    text = capsys.readouterr().out
+    assert "verified workaround (pnnx 20261020): Convert with pnnx" in text
+    assert "limit: not from ONNX exported at opset 18" in text
+    scan_command(str(path), ["ncnn==1.0.20261020"], True)
+    (row, *_) = json.loads(capsys.readouterr().out)
+    assert row["status"][0]["verified_workaround"]["id"] == "pnnx"

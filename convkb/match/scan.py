@@ -63,6 +63,7 @@ def find_problems(entries: list[Entry], model) -> Scanned:
 
 
 UNMEASURED = (State.NOT_CHECKED, State.NOT_MEASURED)  # no reading on that release: its neighbours decide
+AFFECTED = (State.REPRODUCES, State.DIFFERS)  # "affected", or "affected (it fails another way there)"
 
 
 @dataclass
@@ -138,7 +139,7 @@ def _problems(found: list[Found], source: Statuses, wanted: list[Wanted], named:
 def _judge(source: Statuses, entry: Entry, pattern: str, st: Status) -> Judged:
     """Does this status affect the release it is on: it reproduces there, or the release was never measured
     and the nearest measured releases on both sides (or the only side) reproduce."""
-    if st.state == State.REPRODUCES:
+    if st.state in AFFECTED:
         return Judged(st, True)
     if st.state not in UNMEASURED or st.version is None or st.engine not in entry.meta.engines:
         return Judged(st, False)
@@ -146,7 +147,7 @@ def _judge(source: Statuses, entry: Entry, pattern: str, st: Status) -> Judged:
     near = [s for s in (below, above) if s]
     if not near:
         return Judged(st, False)
-    affected = all(s.state == State.REPRODUCES for s in near)
+    affected = all(s.state in AFFECTED for s in near)
     if len(near) == 2:
         if affected:
             why = f"reproduces on {below.version} and {above.version}, the nearest measured releases either side"
@@ -193,11 +194,19 @@ def _as_json(f: Found, p: Problem) -> dict:
         "concerns": p.concerns,  # false: the text left it out (it concerns none of the engines named)
         "affects": p.concerns and any(j.affected for j in judged),  # what the exit code counts
         "status": [{"engine": j.status.engine, "version": j.status.version, "status": j.status.state,
-                    "detail": j.status.detail, "checks": j.status.checks, "affected": j.affected, "why": j.why}
+                    "detail": j.status.detail, "checks": j.status.checks, "affected": j.affected, "why": j.why,
+                    "verified_workaround": _verified_json(j.status.workaround)}
                    for j in judged],
         "url": page_url(f.entry.slug),
         "workarounds": [{"id": w.id, "summary": w.summary} for w in meta.workarounds],
     }
+
+
+def _verified_json(w) -> dict | None:
+    if w is None:
+        return None
+    return {"id": w.workaround.id, "engine": w.engine, "version": w.version, "unmeasured": w.unmeasured,
+            "checks": list(w.works), "limits": [note for _, note, _ in w.limits], "spread": w.spread or None}
 
 
 def _releases(wanted: list[Wanted]) -> str:
@@ -248,9 +257,26 @@ def _block(p: Problem, named: bool) -> list[str]:
             lines += [f"    {s}" for s in _status_lines(shown[pattern], named)]
     if same:
         lines += [f"  {s}" for s in _status_lines(next(iter(shown.values())), named)]
-    lines += [f"  workaround ({w.id}): {w.summary}" for w in e.meta.workarounds]
+    lines += _workaround_lines(p)
     lines.append(f"  page: {page_url(e.slug)}")
     return lines
+
+
+def _workaround_lines(p: Problem) -> list[str]:
+    """The workaround verified for the releases shown (convkb.status.verified_workaround), with its limits;
+    where none is, the declared ones, said to be unverified there."""
+    verified = {(w.workaround.id, w.engine, w.version): w for js in p.judged.values() for j in js
+                if (w := j.status.workaround)}
+    if verified:
+        out = []
+        for w in verified.values():
+            where = f"{w.engine} {w.version}" + (f", nearest measured to {w.unmeasured}" if w.unmeasured else "")
+            out.append(f"  verified workaround ({where}): {w.workaround.summary}")
+            out += [f"    limit: {note}" for _, note, _ in w.limits]
+            if w.spread:
+                out.append(f"    model-dependent: {w.spread}")
+        return out
+    return [f"  workaround ({w.id}, not verified on these releases): {w.summary}" for w in p.entry.meta.workarounds]
 
 
 def _matched(pattern: str, found: list[Found]) -> str:
