@@ -113,10 +113,6 @@ class Checks:
                     raise KBError(entry.page, f"trigger {p.name!r} names unknown check {glob!r}")
         return entry
 
-    def pytest(self):
-        """Kept so entries written before collection by kb's pytest plugin still import; unused."""
-        return None
-
 
 def variant_names(repro: Path) -> list[str]:
     """The names of the cases `variants()` yields, read from the source (no torch): each `Case("<name>", ...)`."""

@@ -105,7 +105,7 @@ def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cw
 
         start = time.monotonic()
         with tempfile.NamedTemporaryFile(prefix="kb-step-", suffix=".log") as log:
-            fate = forkserver.call(python, env or {}, preload, target, kwargs,
+            fate = forkserver.call(python, {**step_env(), **(env or {})}, preload, target, kwargs,
                                    Path(log.name), timeout, cwd)
             if fate is not None:
                 return _result(name, shown, *fate, start, Path(log.name).read_bytes())
@@ -113,28 +113,9 @@ def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cw
     return run_command(name, [*python, "-m", "convkb.child", payload], timeout=timeout, cwd=cwd, shown=shown, env=env)
 
 
-def unbuffer_c_stdio() -> None:
-    """C++ engines print with printf; unbuffered, their last lines survive a crash."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None)
-        for stream in ("stdout", "stderr"):
-            libc.setvbuf(ctypes.c_void_p.in_dll(libc, stream), None, 2, 0)  # 2 = _IONBF
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def call(target: str, kwargs: dict[str, Any]) -> None:
-    import importlib
-
-    unbuffer_c_stdio()
-    module, func = target.split(":")
-    getattr(importlib.import_module(module), func)(**kwargs)
-    sys.stdout.flush()
-
-
 def _main() -> None:
+    from convkb.target import call
+
     payload = json.loads(sys.argv[1])
     call(payload["target"], payload["kwargs"])
 

@@ -84,9 +84,6 @@ def load(path: Path) -> Table:
 def _load(path: str, _mtime: int, _size: int) -> Table:
     try:
         raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_Loader) or {}
-        if "checks" not in raw:  # the per-release format written before the ledger was compacted
-            return {check: {str(v): Expectation.model_validate({k: x for k, x in e.items() if k != "record"})
-                            for v, e in per.items()} for check, per in raw.items()}
         ledger = Ledger.model_validate(raw)
         table: Table = {}
         for check, per_engine in ledger.checks.items():

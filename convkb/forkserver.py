@@ -24,7 +24,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from convkb import child
+from convkb.target import call as call_target
 
 _servers: OrderedDict[tuple, subprocess.Popen] = OrderedDict()  # least recently used first
 _KEPT = 4  # servers kept warm at once (kb matrix goes through one engine version after another)
@@ -36,10 +36,9 @@ _SLACK = 30.0  # beyond a job's own timeout (the server enforces that), how long
 def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], target: str, kwargs: dict[str, Any],
          output: Path, timeout: float, cwd: Path | None) -> tuple[int | None, bool] | None:
     """Run `target(**kwargs)` in a fork of the warm server for (python, environment, preload), the
-    environment being convkb.child's steps' plus `env`, as a fresh process would have it; its output goes to
+    environment `env` (convkb.child's steps' with the caller's), as a fresh process would have it; its output goes to
     `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
     (the caller then runs the step in a fresh process)."""
-    env = {**child.step_env(), **env}
     key = (tuple(python), tuple(sorted((k, v) for k, v in env.items() if k not in _VOLATILE)), preload)
     job = json.dumps({"target": target, "kwargs": kwargs, "output": str(output), "timeout": timeout,
                       "cwd": str(cwd) if cwd else None}) + "\n"
@@ -122,7 +121,7 @@ def _child(job: dict[str, Any], null: int) -> None:
         os.dup2(out, 2)
         if job["cwd"]:
             os.chdir(job["cwd"])
-        child.call(job["target"], job["kwargs"])
+        call_target(job["target"], job["kwargs"])
         code = 0
     except SystemExit as e:  # as the interpreter ends: a message is printed, None is success
         code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1

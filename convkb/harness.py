@@ -1,7 +1,6 @@
 """Run one check: export (cached), drive the engines in children, judge the evidence, make a record.
 
-pytest and `kb check` both run checks through `run_check`. Declarations live in convkb.checks; `Checks`
-is importable from here too, as entries have always imported it.
+pytest and `kb check` both run checks through `run_check`. Declarations live in convkb.checks.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from convkb.artifacts import Artifacts, PreparationFailed, prepare
 from convkb.child import StepFailed, StepResult
 from convkb.compare import Comparison, Outputs, compare
 from convkb.engines.base import Unavailable
-from convkb.checks import Check, Checks, load_checks  # noqa: F401 -- the authoring API
+from convkb.checks import Check
 from convkb.entries import Entry
 from convkb.errors import KBError
 from convkb.judge import Evidence, excerpt, judge

@@ -296,3 +296,14 @@ def derive(engines: list[str], checks: list[Check], table: expectations.Table,
     dates = [cell.observed for cs in statuses for cell in cs.cells.values()]
     observed = max(dates) if dates else None  # ISO dates sort as text
     return EntryStatus(status, per_engine, real[-1] if real else None, observed, changed)
+
+
+def engine_status(es: EngineStatus) -> str:
+    """One engine's status, as a reader sees it: from its checks on its newest measured release.
+    A record that disagrees with the accepted one is the maintainers' business (`kb check`), not a status."""
+    return engine_summary(es)[1]
+
+
+def public_status(st: EntryStatus) -> Status:
+    """The entry's status from its engines' (the worst news first), never the maintainers' "changed"."""
+    return combine([engine_status(es) for es in st.engines])

@@ -106,9 +106,7 @@ def test_select_by_marker(fixture_corpus):
     assert "test_check[convert]" not in p.stdout and "test_check[silu]" not in p.stdout
 
 
-def test_entries_are_collected_without_a_test_function_and_the_old_style_still_works(fixture_corpus):
-    old_style = fixture_corpus / "repros" / GUARD / "test_checks.py"
-    old_style.write_text(old_style.read_text() + "\n\ntest_check = checks.pytest()\n")
+def test_entries_are_collected_without_a_test_function(fixture_corpus):
     p = pytest_run(fixture_corpus, "--collect-only")
     assert p.returncode == 0, p.stdout
     ids = {ln.strip().removeprefix("repros/") for ln in p.stdout.splitlines() if "::" in ln}
@@ -116,7 +114,7 @@ def test_entries_are_collected_without_a_test_function_and_the_old_style_still_w
             f"{NAN}/test_checks.py::test_check[sqrt]", f"{GUARD}/test_checks.py::test_check[silu]"} <= ids
     assert all(i.endswith("]") and ("/test_checks.py::test_check[" in i or "::contract[" in i) for i in ids)
     # each entry's contracts are collected with it: `pytest repros/<slug>` runs them
-    assert {f"{GUARD}/test_checks.py::contract[{c}]" for c in ("explain", "scan", "page", "ledger", "scope")} <= ids
+    assert {f"{GUARD}/test_checks.py::contract[{c}]" for c in ("explain", "scan", "page", "ledger", "scope", "answer")} <= ids
 
 
 def test_a_reproducer_that_lost_its_trigger_judges_no_engine(fixture_entry, corpus):

@@ -29,7 +29,8 @@ from convkb.pattern import Pattern
 from convkb.records import Record, RecordStore
 from convkb.site import build_site
 from convkb.site.generate import _redirects, render
-from convkb.site.pages import engine_status, home_page
+from convkb.site.pages import home_page
+from convkb.status import engine_status
 from convkb.site.svg import draw, layers
 from convkb.site.table import engine_table
 from convkb.status import STATUS_LABEL, derive

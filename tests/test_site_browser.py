@@ -559,7 +559,7 @@ def test_copy_link_button_copies_the_section_address(context, base_url):
 
 def test_home_page_filters_by_engine_tag_and_status(context, base_url):
     from convkb.site.generate import render
-    from convkb.site.pages import engine_status, public_status
+    from convkb.status import engine_status, public_status
 
     statuses = {slug: public_status(st) for slug, st in render().statuses.items()}  # never "changed": kb check's
     per_engine = {slug: {es.engine: engine_status(es) for es in st.engines} for slug, st in render().statuses.items()}

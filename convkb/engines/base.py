@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING
 
 from convkb import versions
 from convkb.engines import ENGINES
-
-if TYPE_CHECKING:
-    from convkb.harness import Session
 
 
 class Unavailable(Exception):
@@ -20,8 +16,8 @@ class Unavailable(Exception):
 class Engine:
     name: str = ""  # its key in convkb.engines.ENGINES, which holds everything else about it
 
-    def __init__(self, session: Session):
-        self.s = session
+    def __init__(self, session):
+        self.s = session  # the check's convkb.harness.Session, which holds the engines (never imported here)
 
     @classmethod
     def missing(cls) -> str | None:

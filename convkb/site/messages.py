@@ -16,7 +16,7 @@ from convkb.entries import Entry
 from convkb.messages import cited_by
 from convkb.schema import Message, Signature
 from convkb.site.markup import code_span, env
-from convkb.status import EntryStatus
+from convkb.status import EntryStatus, public_status
 from convkb.versions import version_key
 
 FOLDER = "messages"  # pages are written to <generated>/messages/<id>.md and served at /messages/<id>/
@@ -59,7 +59,6 @@ def tell_apart(entry: Entry, sigs: list[Signature]) -> str:
 
 def _rank(entry: Entry, st: EntryStatus | None, seen: int) -> tuple:
     """Still affected on its newest measured release first, then the most releases seen printing it here."""
-    from convkb.site.pages import public_status
     from convkb.verdicts import Status
 
     affected = st is not None and public_status(st) in (Status.REPRODUCES, Status.DIFFERS)

@@ -19,7 +19,7 @@ from convkb.schema import Signature
 from convkb.site import svg
 from convkb.site.markup import macros, render
 from convkb.site.table import engine_table
-from convkb.status import (STATUS_LABEL, CheckStatus, EngineStatus, EntryStatus, combine, engine_summary,
+from convkb.status import (STATUS_LABEL, CheckStatus, EntryStatus, engine_status, public_status,
                            verified_workaround)
 from convkb.verdicts import Status
 from convkb.versions import version_key
@@ -40,17 +40,6 @@ def chips(kind: str, values: list[str], base: str) -> Markup:
 
 
 # ---------------------------------------------------------------- status
-
-
-def engine_status(es: EngineStatus) -> str:
-    """One engine's status, as a reader sees it: from its checks on its newest measured release.
-    A record that disagrees with the accepted one is the maintainers' business (`kb check`), not a status."""
-    return engine_summary(es)[1]
-
-
-def public_status(st: EntryStatus) -> Status:
-    """The entry's status from its engines' (the worst news first), never the maintainers' "changed"."""
-    return combine([engine_status(es) for es in st.engines])
 
 
 def headline(st: EntryStatus, answer: dict) -> dict:

@@ -1,4 +1,4 @@
-from convkb.harness import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 VARIANTS = ["bicubic-opset13", "bicubic-dynamo", "bicubic-onnxsim", "bicubic-scale4", "bicubic-size",

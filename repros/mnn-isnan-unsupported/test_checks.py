@@ -1,4 +1,4 @@
-from convkb.harness import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 VARIANTS = ["isnan-opset13", "isnan-dynamo", "isnan-onnxsim", "isnan-mask-output", "nan-to-num", "masked-fill",

@@ -1,4 +1,4 @@
-from convkb.harness import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 SIGS = ["range-check-abort"]

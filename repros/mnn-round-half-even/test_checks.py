@@ -1,4 +1,4 @@
-from convkb.harness import Checks
+from convkb.checks import Checks
 
 checks = Checks(__file__)
 # Rounded outputs are exact (integers, or multiples of 0.1 / 0.5): 1e-5 absorbs only float noise, measured 0 where
