@@ -1,6 +1,5 @@
 """known-bug: Tencent/ncnn#5025 -- F.pad(x, pad, mode="reflect", value=0) traced to TorchScript is left as an
-unconverted F.pad by pnnx; 5-D reflect / replicate padding gets a blob pnnx's own script cannot feed; circular
-padding from TorchScript becomes zero padding (Tencent/ncnn#4835's message, for circular)."""
+unconverted F.pad by pnnx, and ncnn cannot load it."""
 
 import torch
 import torch.nn.functional as F
@@ -31,33 +30,16 @@ class Pad(nn.Module):
     def __init__(self, kind):
         super().__init__()
         self.kind = kind
-        self.pad = {"reflect3d": nn.ReflectionPad3d(1), "replicate3d": nn.ReplicationPad3d(1),
-                    "reflect2d": nn.ReflectionPad2d(2)}.get(kind)
+        self.pad = {"reflect2d": nn.ReflectionPad2d(2)}.get(kind)
 
     def forward(self, x):
         if self.pad is not None:
             y = self.pad(x)
-        elif self.kind == "reflect3d-hw":  # a 5-D tensor padded on H and W only
-            y = F.pad(x, (1, 1, 2, 2, 0, 0), mode="reflect")
-        elif self.kind == "constant3d":  # near miss: zero padding of a 5-D tensor
-            y = F.pad(x, (1, 1, 1, 1, 1, 1))
         elif self.kind == "reflect1d":  # near miss: 3-D reflect, as in #5025 but without value=
             y = F.pad(x, (2, 3), mode="reflect")
         else:
             raise ValueError(self.kind)
         return y * 2
-
-
-class Conv(nn.Module):
-    """A conv with padding_mode (nn.Conv2d / Conv3d), as in Tencent/ncnn#4835."""
-
-    def __init__(self, mode, dims=2, k=3):
-        super().__init__()
-        conv = nn.Conv3d if dims == 3 else nn.Conv2d
-        self.conv = conv(2, 3, k, padding=k // 2, padding_mode=mode)
-
-    def forward(self, x):
-        return torch.relu(self.conv(x))
 
 
 class ResnetBlock(nn.Module):
@@ -79,15 +61,14 @@ def seeded(make, seed=0):
 
 def cases():
     torch.manual_seed(0)
+    # Drawn in this order (x3 unused) so the inputs are those the ledger's runs measured before the entry was split.
     x1 = torch.randn(1, C, L)
     x2 = torch.randn(1, 2, 12, 12)
-    x3 = torch.randn(1, 2, 6, 8, 8)
+    _x3 = torch.randn(1, 2, 6, 8, 8)
     io = dict(input_names=["in0"], output_names=["out0"])
     dec = seeded(DecoderPad)
-    yield Case("pad-reflect-value0", dec, (x1,), opset=13, dynamo=False, torchscript=True,
-               # Its ONNX is a plain reflect Pad, which pnnx converts: only the TorchScript path fails, and no ONNX
-               # pattern can tell it from the workaround below. So it is not a trigger case for `kb scan`.
-               trigger=False, **io)
+    # Its ONNX is a plain reflect Pad, which pnnx converts: only the TorchScript path fails (the entry is untriggered).
+    yield Case("pad-reflect-value0", dec, (x1,), opset=13, dynamo=False, torchscript=True, **io)
     # The workaround: the same weights, F.pad without value= (reflect padding never uses the value).
     no_value = DecoderPad(value=None)
     no_value.conv = dec.conv
@@ -96,11 +77,6 @@ def cases():
     # The other workaround: the same model, from its ONNX export.
     yield Case("pad-reflect-value0-onnx", dec, (x1,), opset=13, dynamo=False, trigger=False,
                rewrites="pad-reflect-value0", **io)
-    yield Case("reflpad3d", Pad("reflect3d"), (x3,), opset=13, dynamo=False, torchscript=True, **io)
-    # Circular padding from TorchScript (ONNX has no circular Pad mode: torch writes Slice + Concat).
-    circ = seeded(lambda: Conv("circular"))
-    yield Case("conv-circular", circ, (x2,), opset=13, dynamo=False, torchscript=True, trigger=False, **io)
-    yield Case("conv-circular-onnx", circ, (x2,), opset=13, dynamo=False, trigger=False, rewrites="conv-circular", **io)
     # Control: 4-D reflect padding (nn.ReflectionPad2d) on the same TorchScript path.
     yield Case("reflpad2d", Pad("reflect2d"), (x2,), opset=13, dynamo=False, torchscript=True, trigger=False, **io)
 
@@ -111,19 +87,9 @@ def variant(name, module, x, opset=13, dynamo=False, **kw):
 
 def variants():
     torch.manual_seed(1)
-    x1, x2, x3 = torch.randn(1, C, L), torch.randn(1, 2, 12, 12), torch.randn(1, 2, 6, 8, 8)
+    # Drawn in this order (x3 unused) so the inputs are those the ledger's runs measured before the entry was split.
+    x1, x2, _x3 = torch.randn(1, C, L), torch.randn(1, 2, 12, 12), torch.randn(1, 2, 6, 8, 8)
     x4 = torch.randn(1, 4, 10, 10)
-    yield variant("reflpad3d-opset13", Pad("reflect3d"), x3)
-    yield variant("reflpad3d-opset17", Pad("reflect3d"), x3, opset=17)
-    yield variant("reflpad3d-dynamo", Pad("reflect3d"), x3, opset=18, dynamo=True,
-                  export_kwargs={"external_data": False})
-    yield variant("reflpad3d-onnxsim", Pad("reflect3d"), x3, simplify=True)
-    yield variant("replpad3d", Pad("replicate3d"), x3)
-    yield variant("reflect3d-hw", Pad("reflect3d-hw"), x3)
-    yield variant("conv3d-reflect", seeded(lambda: Conv("reflect", dims=3)), x3)
-    yield variant("constant3d", Pad("constant3d"), x3)
     yield variant("reflpad2d-near-miss", Pad("reflect2d"), x2)
-    yield variant("conv-reflect-near-miss", seeded(lambda: Conv("reflect", k=7)), x2, opset=17)
-    yield variant("conv-replicate-near-miss", seeded(lambda: Conv("replicate")), x2)
     yield variant("reflect1d-near-miss", Pad("reflect1d"), x1)
     yield variant("resnet-block-near-miss", seeded(ResnetBlock), x4)
