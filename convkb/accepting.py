@@ -40,6 +40,7 @@ def accept(records: list[Record], only: str | None = None) -> list[str]:
         if not chosen:
             lines.append(f"{slug}: no records to accept (run `kb check {slug}` first)")
             continue
-        n = expectations.accept(entry.expected, chosen, {c.name: c.engine for c in checks.values()})
+        n = expectations.accept(entry.expected, chosen, {c.name: c.engine for c in checks.values()},
+                                {c.name: c.kind for c in checks.values()})
         lines.append(f"{slug}: {n} observations accepted into {os.path.relpath(entry.expected)}")
     return lines

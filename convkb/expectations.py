@@ -21,11 +21,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from convkb.errors import KBError
 from convkb.records import Record
-from convkb.verdicts import Verdict
+from convkb.verdicts import CheckKind, Verdict
 from convkb.verdicts import NEVER_ACCEPTED, NO_OBSERVATION, Assessment as A, Verdict as V
 from convkb.versions import sort_versions, version_key
 
-HEADER = ("# Accepted verdicts: check -> engine -> runs of releases with one verdict each.\n"
+HEADER = ("# Accepted verdicts: check -> engine -> runs of releases with one verdict each; each check's kind.\n"
           "# Written by `kb accept` from recorded runs; a test run never changes this file.\n")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: scan reads every ledger
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -66,6 +66,7 @@ class Provenance(BaseModel):
 class Ledger(BaseModel):
     model_config = ConfigDict(extra="forbid")
     provenance: dict[str, Provenance] = {}
+    kinds: dict[str, CheckKind] = {}  # check -> what it is for (bug, variant, control, workaround)
     checks: dict[str, dict[str, list[Run]]] = {}  # check -> engine -> runs
 
 
@@ -100,7 +101,7 @@ def _load(path: str, _mtime: int, _size: int) -> Table:
         raise KBError(Path(path), f"not a valid expectations file: {str(e).splitlines()[0]}") from None
 
 
-def dump(table: Table, engines: dict[str, str]) -> str:
+def dump(table: Table, engines: dict[str, str], kinds: dict[str, str] | None = None) -> str:
     """The ledger's text: runs of consecutive releases, provenance listed once, everything sorted."""
     places = sorted({(e.observed, e.platform) for per in table.values() for e in per.values()})
     key = {p: f"p{i + 1}" for i, p in enumerate(places)}
@@ -126,7 +127,10 @@ def dump(table: Table, engines: dict[str, str]) -> str:
         checks.setdefault(check, {})[engine] = [
             {k: r[k] for k in ("versions", "verdict", "signature", "fingerprint", "figure", "seen") if r[k]}
             for r in runs]
-    data = {"provenance": {key[p]: {"date": p[0], "platform": p[1]} for p in places}, "checks": checks}
+    data = {"provenance": {key[p]: {"date": p[0], "platform": p[1]} for p in places},
+            "kinds": {c: str(kinds[c]) for c in checks if c in (kinds or {})}, "checks": checks}
+    if not data["kinds"]:
+        del data["kinds"]
     return HEADER + yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
 
 
@@ -137,9 +141,9 @@ class _Flow(list):
 _Dumper.add_representer(_Flow, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
 
 
-def write(path: Path, table: Table, engines: dict[str, str]) -> None:
+def write(path: Path, table: Table, engines: dict[str, str], kinds: dict[str, str] | None = None) -> None:
     tmp = path.with_suffix(f".tmp-{os.getpid()}")
-    tmp.write_text(dump(table, engines), encoding="utf-8")
+    tmp.write_text(dump(table, engines, kinds), encoding="utf-8")
     tmp.replace(path)
 
 
@@ -166,9 +170,11 @@ def nearest(table: Table, check: str, version: str) -> Expected | None:
     return Expected(v, per[v])
 
 
-def accept(path: Path, records: list[Record], engines: dict[str, str] | None = None) -> int:
+def accept(path: Path, records: list[Record], engines: dict[str, str] | None = None,
+           kinds: dict[str, str] | None = None) -> int:
     """Fold records into the ledger at `path`, newest record winning; write atomically. `engines`: each
-    declared check's engine; given, checks no longer declared leave the ledger."""
+    declared check's engine; given, checks no longer declared leave the ledger. `kinds`: each one's kind,
+    recorded beside its verdicts."""
     table = load(path)
     if engines is not None:
         table = {c: per for c, per in table.items() if c in engines}
@@ -180,7 +186,7 @@ def accept(path: Path, records: list[Record], engines: dict[str, str] | None = N
             verdict=r.verdict, signature=r.signature, fingerprint=r.fingerprint, detail=r.detail,
             observed=r.started.date().isoformat(), platform=r.platform, engine=r.engine)
         n += 1
-    write(path, table, engines or {})
+    write(path, table, engines or {}, kinds)
     return n
 
 

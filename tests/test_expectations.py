@@ -123,3 +123,31 @@ def test_a_check_no_longer_declared_leaves_the_ledger(tmp_path):
     expectations.accept(path, [rec("fixed")], {"c": "mnn"})
     expectations.accept(path, [], {"d": "mnn"})
     assert expectations.load(path) == {}
+
+
+def test_the_ledger_records_each_checks_kind(tmp_path):
+    import yaml
+
+    path = tmp_path / "expected.yaml"
+    expectations.accept(path, [rec("reproduces", "s")], {"c": "mnn"}, {"c": "bug"})
+    assert yaml.safe_load(path.read_text())["kinds"] == {"c": "bug"}
+    assert expectations.load(path)["c"]["3.6.1"].verdict == "reproduces"
+
+
+def test_every_ledger_in_the_corpus_records_the_kinds_its_entry_declares():
+    from pathlib import Path
+
+    import yaml
+
+    from convkb.checks import declared_checks
+    from convkb.entries import load_all
+
+    wrong = []
+    for e in load_all(Path(__file__).resolve().parents[1]):
+        if not e.expected.is_file():
+            continue
+        kinds = (yaml.safe_load(e.expected.read_text(encoding="utf-8")) or {}).get("kinds", {})
+        declared = {c.name: str(c.kind) for c in declared_checks(e).items.values()}
+        wrong += [f"{e.slug}: {n}" for n, k in kinds.items() if declared.get(n) != k]
+        wrong += [f"{e.slug}: {n} has verdicts but no kind" for n in expectations.load(e.expected) if n not in kinds]
+    assert not wrong, wrong
