@@ -87,7 +87,9 @@ class Checks:
         return add
 
     def entry(self) -> Entry:
-        """The entry, with every name the checks use validated against its front matter."""
+        """Every signature, workaround and engine a check names is declared in the front matter; each
+        workaround limit is a check of that workaround; there is at least one bug check; each check a
+        trigger names exists."""
         entry = load_entry(self.dir)
         known_sigs = {s.id for s in entry.meta.signatures}
         known_fixes = {w.id for w in entry.meta.workarounds}

@@ -105,8 +105,8 @@ def ledger(entry: Entry, checks: Checks) -> str | None:
 
 
 def scope(entry: Entry, checks: Checks) -> str | None:
-    """The trigger pattern matches exactly the variants the engine fails on, on the newest release
-    accepted, and there are enough of them. A variant that fails another way (differs) may match."""
+    """The trigger pattern matches every variant the engine reproduces on the newest release accepted, and
+    no variant it is fixed on; a variant that fails another way (differs) may match. At least 8 variants."""
     import onnx
 
     from convkb import expectations
@@ -213,3 +213,9 @@ def _plain(html: str) -> str:
 
 
 CONTRACTS = {"explain": explain, "scan": scan, "page": page, "ledger": ledger, "scope": scope, "answer": answer}
+
+
+def rules() -> str:
+    """The contracts in a reader's words, one bullet each: the README's "Adding an entry" lists them."""
+    told = {"declared": Checks.entry, **CONTRACTS}
+    return "\n".join(f"   - `{name}`: {' '.join((fn.__doc__ or '').split())}" for name, fn in told.items())

@@ -81,3 +81,14 @@ def test_a_computed_argument_is_one_clear_line(fixture_corpus):
     entry.test.write_text(text.replace("@checks.bug(", "@checks.bug(*pick(), ", 1), encoding="utf-8")
     with pytest.raises(KBError, match="takes literals or module-level constants"):
         declared_checks(entry)
+
+
+def test_the_readme_lists_every_rule_the_contracts_enforce():
+    import re
+
+    from convkb import contracts
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"<!-- contracts:[^\n]*-->\n(.*?)\n<!-- /contracts -->", readme, re.S)
+    assert listed and listed[1] == contracts.rules(), "regenerate the README's contracts list from contracts.rules()"
+    assert str(contracts.MIN_VARIANTS) in contracts.scope.__doc__  # the number the docstring states is the code's
