@@ -35,6 +35,7 @@ class Check:
     range_tol: float | None = None  # for quantized outputs: max diff as a fraction of the output range
     doc: str = ""
     variant: str | None = None  # a variant check: the reproducer's variant case it runs
+    run: str | None = None  # a row's pipeline (convkb.pipelines); None: a function of test_checks.py
 
     @property
     def engines(self) -> tuple[str, ...]:
@@ -50,8 +51,13 @@ class Checks:
 
     def _add(self, fn: Callable, **kw) -> Callable:
         name = fn.__name__.replace("_", "-")
-        self.items[name] = Check(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), **kw)
+        self._new(Check(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), **kw))
         return fn
+
+    def _new(self, check: Check) -> None:
+        if check.name in self.items:
+            raise KBError(self.dir / "test_checks.py", f"two checks are named {check.name!r}")
+        self.items[check.name] = check
 
     def bug(self, engine: str, signatures: list[str], *, needs=(), **tolerances):
         return lambda fn: self._add(fn, kind=CheckKind.BUG, engine=engine, signatures=tuple(signatures),
@@ -78,10 +84,9 @@ class Checks:
         def add(fn: Callable) -> Callable:
             for case in cases:
                 name = f"variant-{case}"
-                self.items[name] = Check(name=name, kind=CheckKind.VARIANT, engine=engine, signatures=tuple(signatures),
-                                         needs=tuple(needs), fn=lambda s, case=case: fn(s, case), variant=case,
-                                         doc=f"Variant {case!r}: {(fn.__doc__ or '').strip()}".strip(": "),
-                                         **tolerances)
+                self._new(Check(name=name, kind=CheckKind.VARIANT, engine=engine, signatures=tuple(signatures),
+                                needs=tuple(needs), fn=lambda s, case=case: fn(s, case), variant=case,
+                                doc=f"Variant {case!r}: {(fn.__doc__ or '').strip()}".strip(": "), **tolerances))
             return fn
 
         return add
@@ -116,6 +121,28 @@ class Checks:
         return entry
 
 
+def add_rows(checks: Checks, rows) -> None:
+    """The front matter's check rows (convkb.schema.CheckRow), each running one named pipeline."""
+    from convkb.pipelines import PIPELINES
+
+    for row in rows:
+        pipe = PIPELINES[row.run]
+        engine = row.engine or pipe.engine
+        common = dict(engine=engine, needs=tuple(e for e in pipe.needs if e != engine),
+                      **{k: getattr(row, k) for k in ("atol", "rtol", "range_tol") if getattr(row, k) is not None})
+        opts = row.options()
+        if row.variants is not None:
+            for case in variant_names(checks.dir / "repro.py"):
+                name = f"variant-{case}"
+                checks._new(Check(name=name, kind=CheckKind.VARIANT, signatures=tuple(row.variants), variant=case,
+                                  doc=f"Variant {case!r}: {row.doc or pipe.doc}", run=row.run,
+                                  fn=lambda s, case=case: pipe.call(s, case, **opts), **common))
+            continue
+        kind = CheckKind.BUG if row.bug is not None else CheckKind.WORKAROUND if row.workaround else CheckKind.CONTROL
+        checks._new(Check(name=row.name, kind=kind, signatures=tuple(row.bug or ()), workaround=row.workaround,
+                          doc=row.doc, run=row.run, fn=lambda s, case=row.case: pipe.call(s, case, **opts), **common))
+
+
 def variant_names(repro: Path) -> list[str]:
     """The names of the cases `variants()` yields, read from the source (no torch): each `Case("<name>", ...)`."""
     tree = ast.parse(repro.read_text(encoding="utf-8"))
@@ -137,18 +164,35 @@ def variant_names(repro: Path) -> list[str]:
 
 
 def load_checks(entry: Entry) -> Checks:
-    """Import the entry's test_checks.py (cheap: engines are only touched in children)."""
+    """The entry's checks, ready to run: its front matter's rows, then its test_checks.py's functions
+    (imported: cheap, engines are only touched in children)."""
+    if not entry.test.is_file():
+        checks = Checks(str(entry.test))
+        add_rows(checks, entry.meta.checks)
+        checks.entry()
+        return checks
     spec = importlib.util.spec_from_file_location(f"kb_checks_{entry.slug.replace('-', '_')}", entry.test)
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
+    except KBError:
+        raise
     except Exception as e:  # a broken entry is reported, never a traceback
         raise KBError(entry.test, f"cannot be imported: {type(e).__name__}: {e}") from None
     found = [v for v in vars(module).values() if isinstance(v, Checks)]
     if len(found) != 1:
         raise KBError(entry.test, "must define exactly one `checks = Checks(__file__)`")
-    found[0].entry()  # validates names against the front matter
-    return found[0]
+    return _with_rows(found[0], entry)
+
+
+def _with_rows(functions: Checks, entry: Entry) -> Checks:
+    """Rows first, then the functions, in declaration order; validated against the front matter."""
+    checks = Checks(str(entry.test))
+    add_rows(checks, entry.meta.checks)
+    for c in functions.items.values():
+        checks._new(c)
+    checks.entry()
+    return checks
 
 
 # ---------------------------------------------------------------- reading without importing
@@ -182,6 +226,11 @@ def declared_checks(entry: Entry) -> Checks:
     site, scan, explain and `kb accept` need (names, kinds, engines, signatures, workarounds, tolerances).
     Running a check imports it (load_checks)."""
     path = entry.test
+    if not path.is_file():
+        checks = Checks(str(path))
+        add_rows(checks, entry.meta.checks)
+        checks.entry()
+        return checks
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError) as e:
@@ -214,13 +263,10 @@ def declared_checks(entry: Entry) -> Checks:
                 cases = common.pop("cases", None) or variant_names(checks.dir / "repro.py")
                 sigs = tuple(common.pop("signatures"))
                 for case in cases:
-                    name = f"variant-{case}"
-                    checks.items[name] = Check(name=name, kind=CheckKind.VARIANT, signatures=sigs, variant=case,
-                                               doc=f"Variant {case!r}: {doc}".strip(": "), **common)
+                    checks._new(Check(name=f"variant-{case}", kind=CheckKind.VARIANT, signatures=sigs, variant=case,
+                                      doc=f"Variant {case!r}: {doc}".strip(": "), **common))
                 continue
             if "signatures" in common:
                 common["signatures"] = tuple(common["signatures"])
-            name = fn.name.replace("_", "-")
-            checks.items[name] = Check(name=name, kind=_KINDS[how], doc=doc, **common)
-    checks.entry()
-    return checks
+            checks._new(Check(name=fn.name.replace("_", "-"), kind=_KINDS[how], doc=doc, **common))
+    return _with_rows(checks, entry)

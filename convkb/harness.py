@@ -80,7 +80,7 @@ def inputs_digest(entry: Entry) -> str:
     matter, and kb's own code. A record is reused (a resumed matrix) only while this is unchanged."""
     h = hashlib.sha256(_kb_sources())
     for f in (entry.repro, entry.test):
-        h.update(f.read_bytes())
+        h.update(f.read_bytes() if f.is_file() else b"")
     h.update(entry.meta.model_dump_json().encode())
     return h.hexdigest()[:16]
 

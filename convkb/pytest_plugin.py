@@ -60,6 +60,13 @@ def pytest_pycollect_makemodule(module_path: Path, parent):
     return None
 
 
+def pytest_collect_file(file_path: Path, parent):
+    """An entry whose checks are all rows has no test_checks.py: its page is collected instead."""
+    if file_path.name == PAGE and file_path.parent.parent.name == "repros" and not (file_path.parent / TEST).exists():
+        return EntryFile.from_parent(parent, path=file_path)
+    return None
+
+
 class EntryFile(pytest.File):
     """One entry: its checks, in declaration order, then its contracts."""
 

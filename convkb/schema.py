@@ -183,6 +183,53 @@ class Chinese(Strict):
     workaround: str
 
 
+class CheckRow(Strict):
+    """One check as data: which engine path it runs (convkb.pipelines), on which case, judged how. Exactly one
+    of `bug` (its signatures), `variants` (the same, one check per case of repro.py's variants()),
+    `control` and `workaround` (the workaround's id) says what it is for."""
+
+    name: str | None = Field(None, pattern=SLUG)  # every row but a variants row
+    bug: list[str] | None = None
+    variants: list[str] | None = None
+    control: bool = False
+    workaround: str | None = None
+    run: str  # a pipeline of convkb.pipelines
+    case: str | None = None  # the reproducer's case (a variants row runs each variant)
+    engine: Engine | None = None  # whose release the verdict is filed under; default: the pipeline's
+    # the pipeline's options (convkb.pipelines lists each one's)
+    source: Literal["torchscript", "onnx"] | None = None
+    inputs: list[str] | None = None
+    outputs: list[str] | None = None
+    flags: list[str] | None = None
+    cpu: str | None = None
+    precision: Literal["normal", "low", "high"] | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    range_tol: float | None = None  # quantized outputs: max diff as a fraction of the output range
+    doc: str = ""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> CheckRow:
+        from convkb.pipelines import PIPELINES
+
+        kinds = [k for k in ("bug", "variants", "workaround") if getattr(self, k) is not None] + \
+            ["control"] * self.control
+        if len(kinds) != 1:
+            raise ValueError("a check row says exactly one of bug, variants, control, workaround")
+        if self.run not in PIPELINES:
+            raise ValueError(f"unknown pipeline {self.run!r}; known: {', '.join(PIPELINES)}")
+        wrong = [o for o in self.options() if o not in PIPELINES[self.run].options]
+        if wrong:
+            raise ValueError(f"pipeline {self.run!r} takes no option {', '.join(wrong)}")
+        if (self.variants is None) != (self.case is not None and self.name is not None):
+            raise ValueError("a row names its check and its case; a variants row neither (each variant is a case)")
+        return self
+
+    def options(self) -> dict:
+        return {k: getattr(self, k) for k in ("source", "inputs", "outputs", "flags", "cpu", "precision")
+                if getattr(self, k) is not None}
+
+
 class EntryMeta(Strict):
     id: str = Field(pattern=r"^KB\d{3}$")  # stable short id, never reused
     title: str
@@ -203,6 +250,7 @@ class EntryMeta(Strict):
     guard: Guard | None = None  # a regression guard: declared, not inferred from tags
     synonyms: list[str] = []  # the words users write for it (e.g. deconvolution, 反卷积): searched on the site
     zh: Chinese | None = None  # a Chinese summary, shown and searched on the site
+    checks: list[CheckRow] = []  # checks as data; more steps than one path: functions in test_checks.py
 
     @field_validator("title")
     @classmethod

@@ -132,6 +132,14 @@ def answer(entry: Entry, st: EntryStatus) -> dict:
     return {"engines": engines, "workaround": best}
 
 
+def _rows(entry: Entry) -> str | None:
+    """The front matter's check rows, as written there."""
+    if not entry.meta.checks:
+        return None
+    rows = [r.model_dump(exclude_defaults=True) for r in entry.meta.checks]
+    return yaml.safe_dump({"checks": rows}, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)
+
+
 def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None) -> str:
     m = entry.meta
     statuses = st.checks()
@@ -153,7 +161,8 @@ def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None) -> s
         env=_environment(st),
         platforms=sorted({c.platform for cs in statuses for c in cs.cells.values()}),
         repro=entry.repro.read_text(encoding="utf-8"),
-        test=entry.test.read_text(encoding="utf-8"),
+        rows=_rows(entry),
+        test=entry.test.read_text(encoding="utf-8") if entry.test.is_file() else None,
     )
 
 
