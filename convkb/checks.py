@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,11 +137,11 @@ def add_rows(checks: Checks, rows) -> None:
                 name = f"variant-{case}"
                 checks._new(Check(name=name, kind=CheckKind.VARIANT, signatures=tuple(row.variants), variant=case,
                                   doc=f"Variant {case!r}: {row.doc or pipe.doc}", run=row.run,
-                                  fn=lambda s, case=case: pipe.call(s, case, **opts), **common))
+                                  fn=functools.partial(pipe.call, case=case, **opts), **common))
             continue
         kind = CheckKind.BUG if row.bug is not None else CheckKind.WORKAROUND if row.workaround else CheckKind.CONTROL
         checks._new(Check(name=row.name, kind=kind, signatures=tuple(row.bug or ()), workaround=row.workaround,
-                          doc=row.doc, run=row.run, fn=lambda s, case=row.case: pipe.call(s, case, **opts), **common))
+                          doc=row.doc, run=row.run, fn=functools.partial(pipe.call, case=row.case, **opts), **common))
 
 
 def variant_names(repro: Path) -> list[str]:

@@ -38,6 +38,10 @@ def _mnn_session(s, case, flags=(), cpu=None, precision="normal"):
     return s.mnn.run_session(s.mnn.convert(case, *flags), cpu=cpu, precision=precision)
 
 
+def _onnxruntime(s, case):
+    return s.onnxruntime.run(s.artifacts.onnx(case), case)
+
+
 _BLOBS = {"inputs": "ncnn input blob names, in the case's input order (default [in0])",
           "outputs": "ncnn output blob names, in the case's output order (default [out0])"}
 _MNN = {"flags": "mnnconvert options, e.g. [--optimizeLevel, '0']",
@@ -53,4 +57,5 @@ PIPELINES = {p.name: p for p in (
     Pipeline("mnn", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Module API", _MNN, _mnn),
     Pipeline("mnn-session", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Session API", _MNN,
              _mnn_session),
+    Pipeline("onnxruntime", "onnxruntime", ("onnxruntime",), "onnxruntime on the case's ONNX", {}, _onnxruntime),
 )}

@@ -9,20 +9,15 @@ from pathlib import Path
 import jinja2
 
 from convkb.engines import ENGINES
-from convkb.entries import PAGE, REPRO, TEST
+from convkb.entries import PAGE, REPRO
 from convkb.errors import KBError
+from convkb.pipelines import PIPELINES
 from convkb.paths import repo_root
 from convkb.schema import SLUG
 
 TEMPLATES = Path(__file__).parent / "templates" / "entry"
-# The first line of a check for each engine: what it usually runs.
-EXAMPLE = {
-    "mnn": 'return s.mnn.convert_run("trigger")',
-    "ncnn": 'return s.pnnx.to_ncnn("trigger")',
-    "pnnx": 'return s.pnnx.to_ncnn("trigger")',
-    "onnx2ncnn": 'return s.onnx2ncnn.run("trigger")',
-    "onnxruntime": 'return s.onnxruntime.run(s.artifacts.onnx("trigger"), "trigger")',
-}
+# The pipeline (convkb.pipelines) a first check of each engine usually runs.
+PIPELINE = {"mnn": "mnn", "ncnn": "pnnx", "pnnx": "pnnx", "onnx2ncnn": "onnx2ncnn", "onnxruntime": "onnxruntime"}
 STEP = {"mnn": "mnnconvert", "ncnn": "ncnn", "pnnx": "pnnx", "onnx2ncnn": "onnx2ncnn", "onnxruntime": "onnxruntime"}
 
 
@@ -45,8 +40,9 @@ def new_entry(slug: str, engine: str, root: Path | None = None) -> Path:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     values = {"slug": slug, "id": next_id(root), "engine": engine, "engines": ", ".join(ENGINES),
-              "today": date.today().isoformat(), "example": EXAMPLE[engine], "step": STEP[engine]}
+              "today": date.today().isoformat(), "step": STEP[engine], "pipeline": PIPELINE[engine],
+              "pipelines": PIPELINES}
     folder.mkdir(parents=True)
-    for name in (PAGE, REPRO, TEST):
+    for name in (PAGE, REPRO):  # checks are rows of the page; test_checks.py only for a check of several steps
         (folder / name).write_text(env.get_template(f"{name}.j2").render(values), encoding="utf-8")
     return folder

@@ -128,7 +128,7 @@ def test_kb_new_scaffolds_an_entry_whose_placeholders_fail_until_filled_in(fixtu
     p = kb("new", slug, "--engine", "mnn")
     assert p.returncode == 0, p.stderr
     folder = fixture_corpus / "repros" / slug
-    assert sorted(f.name for f in folder.iterdir()) == ["README.md", "repro.py", "test_checks.py"]
+    assert sorted(f.name for f in folder.iterdir()) == ["README.md", "repro.py"]  # checks are rows of the page
     listed = kb("list")  # a placeholder is a broken entry: one line naming the file and what is left
     assert listed.returncode != 0 and "Traceback" not in listed.stderr
     assert f"repros/{slug}/README.md: still to fill in" in listed.stderr

@@ -6,9 +6,9 @@ from pathlib import Path
 KB = Path(__file__).resolve().parent.parent / "convkb"
 LAYERS = {  # the README's map, top (0) to bottom
     0: ["verdicts", "tags", "errors", "paths", "versions", "engines"],  # engines: the registry, convkb/engines/__init__.py
-    1: ["pattern", "schema", "entries", "messages", "records", "expectations", "checks", "history", "status",
-        "compare"],
-    2: ["child", "forkserver", "export", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
+    1: ["pattern", "pipelines", "schema", "entries", "messages", "records", "expectations", "checks", "history",
+        "status", "compare"],
+    2: ["child", "target", "forkserver", "export", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
         "accepting"],
     3: ["match", "site"],
     4: ["contracts", "pytest_plugin", "cli", "scaffold", "__main__", "__init__"],

@@ -35,18 +35,6 @@ def l2_norm_armv80_low(s):
     return s.mnn.run(s.mnn.convert("l2-norm"), cpu=V80, precision="low")
 
 
-@checks.control("mnn")
-def l2_norm_x86_low(s):
-    """The same .mnn with precision low on this x86 CPU (no fp16 arithmetic). Runs where there is no emulation."""
-    return s.mnn.run(s.mnn.convert("l2-norm"), precision="low")
-
-
-@checks.control("mnn")
-def softmax_logits_x86_low(s):
-    """The softmax model with precision low on x86."""
-    return s.mnn.run(s.mnn.convert("softmax-logits"), precision="low")
-
-
 @checks.control("mnn", **FP16)
 def l2_norm_small_low(s):
     """The L2 norm of features of about 10 (every intermediate under 65504) on cortex-a76, precision low."""

@@ -4,23 +4,6 @@ checks = Checks(__file__)
 BUG = ["wrong-output", "mode-not-supported"]
 
 
-@checks.bug("mnn", BUG)
-def bicubic(s):
-    """mode='bicubic', align_corners=False, every grid point inside [-1, 1]."""
-    return s.mnn.run(s.mnn.convert("bicubic"))
-
-
-@checks.bug("mnn", BUG)
-def bicubic_align_corners(s):
-    return s.mnn.run(s.mnn.convert("bicubic-align-corners"))
-
-
-@checks.control("mnn")
-def bilinear_control(s):
-    """mode='bilinear' on the same input and grid: MNN computes what torch computes."""
-    return s.mnn.run(s.mnn.convert("bilinear-control"))
-
-
 @checks.control("mnn")
 def computes_bilinear(s):
     """MNN's output for the bicubic model, compared with torch's mode='bilinear' output on the same input and
@@ -33,10 +16,6 @@ def computes_bilinear(s):
 
 # Approximate by design: bilinear is not bicubic. torch's bilinear output differs from its bicubic one by
 # up to 0.588 (max abs) on this input and grid, so the tolerance covers that and nothing finer.
-@checks.workaround("mnn", "use-bilinear", atol=0.6)
-def use_bilinear(s):
-    """The model rewritten with mode='bilinear', judged against the bicubic model's torch output."""
-    return s.mnn.run(s.mnn.convert("bilinear-control"))
 
 
 @checks.variants("mnn", BUG, ["border", "reflection", "conv-relu-before", "tanh-grid", "opset17",

@@ -7,12 +7,6 @@ BUG = ["pipeline-missing-output", "input-not-found", "get-input-failed", "get-ou
 
 
 @checks.bug("mnn", BUG)
-def passthrough_module(s):
-    """conv(x) and x as outputs, default conversion, Module API (MNN.nn.load_module_from_file)."""
-    return s.mnn.run(s.mnn.convert("passthrough"))
-
-
-@checks.bug("mnn", BUG)
 def passthrough_session(s):
     """The same model with the Session API (Interpreter, createSession, runSession)."""
     return s.mnn.run_session(s.mnn.convert("passthrough"), "passthrough")

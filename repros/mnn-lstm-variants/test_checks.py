@@ -7,12 +7,6 @@ VARIANTS = ["bias-false", "seq-first", "two-layers", "bidirectional", "with-stat
 
 
 @checks.bug("mnn", SIGS)
-def lstm(s):
-    """batch_first LSTM between two Linears, default converter flags (a While loop from MNN 3.4)."""
-    return s.mnn.run(s.mnn.convert("lstm"))
-
-
-@checks.bug("mnn", SIGS)
 def lstm_origin_rnn_impl(s):
     """The same with --useOriginRNNImpl, which keeps MNN's own LSTM op."""
     return s.mnn.run(s.mnn.convert("lstm", "--useOriginRNNImpl", tag="origin"))

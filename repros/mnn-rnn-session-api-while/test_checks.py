@@ -32,17 +32,6 @@ def gru_origin_rnn_session(s):
     return s.mnn.run_session(s.mnn.convert("gru", "--useOriginRNNImpl", tag="origin"), "gru")
 
 
-@checks.workaround("mnn", "module-api")
-def lstm_module_api(s):
-    """The same default conversion, run with MNN.nn.load_module_from_file."""
-    return s.mnn.run(s.mnn.convert("lstm"))
-
-
-@checks.workaround("mnn", "module-api")
-def gru_module_api(s):
-    return s.mnn.run(s.mnn.convert("gru"))
-
-
 @checks.variants("mnn", BUG, ["lstm-relu", "gru-silu", "lstm-two-layers", "lstm-bidirectional", "lstm-h0-c0",
                               "gru-h0", "rnn-tanh", "lstm-opset17", "gru-onnxsim", "gru-dynamo",
                               "conv1d-near-miss"])

@@ -6,12 +6,6 @@ VARIANTS = ["quarter", "smallest", "sigmoid-scores", "dim1-of-3d", "opset11", "o
             "const-k", "static-shape"]
 
 
-@checks.bug("mnn", SIGS)
-def topk_dynamic_k(s):
-    """k = n // 4 from a dynamic input length: the exporter writes Shape -> Gather -> Div -> TopK."""
-    return s.mnn.run(s.mnn.convert("topk-dynamic-k"))
-
-
 @checks.variants("mnn", SIGS, VARIANTS)
 def convert_and_run(s, case):
     """mnnconvert with default flags, then MNN's module API; compared with torch."""

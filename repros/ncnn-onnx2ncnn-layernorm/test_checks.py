@@ -3,11 +3,6 @@ from convkb.checks import Checks
 checks = Checks(__file__)
 
 
-def via_onnx2ncnn(s, case):
-    param, bin = s.onnx2ncnn.convert(s.artifacts.onnx(case))
-    return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
-
-
 @checks.bug("onnx2ncnn", ["all-nan"], needs=["ncnn"])
 def onnx2ncnn_channel_ln(s):
     """The reported path: onnx2ncnn, then the ncnn runtime."""
@@ -41,23 +36,6 @@ def onnx2ncnn_variant(s, case):
 
 # The runtime half, keyed by the ncnn release: the .param that onnx2ncnn a4d2ea1 writes, loaded and run by
 # each ncnn release the matrix installs.
-@checks.bug("ncnn", ["all-nan"], needs=["onnx2ncnn"])
-def ncnn_pow_negative_base(s):
-    """channel-ln as onnx2ncnn writes it (Pow -> BinaryOp op_type=6 with a scalar exponent), run by this ncnn."""
-    return via_onnx2ncnn(s, "channel-ln")
-
-
-@checks.bug("ncnn", ["all-nan", "pow-wrong-value"], needs=["onnx2ncnn"])
-def ncnn_pow_alone(s):
-    """The pow step alone: (x - mean) ** 2 as onnx2ncnn writes it (BinaryOp op_type=6, scalar exponent)."""
-    return via_onnx2ncnn(s, "centered-square")
-
-
-@checks.bug("ncnn", ["layernormalization-not-registered"], needs=["onnx2ncnn"])
-def ncnn_loads_layernormalization(s):
-    """permute-ln as onnx2ncnn writes it, loaded by this ncnn. It shows only that the ncnn release has no
-    layer named LayerNormalization (ncnn's own layer is LayerNorm)."""
-    return via_onnx2ncnn(s, "permute-ln")
 
 
 def via_pnnx(s, source, case):
@@ -89,4 +67,3 @@ def pnnx_torchscript_permute_ln(s):
 @checks.workaround("pnnx", "pnnx", needs=["ncnn"])
 def pnnx_onnx_permute_ln(s):
     return via_pnnx(s, s.artifacts.onnx("permute-ln"), "permute-ln")
-

@@ -12,31 +12,6 @@ def via_onnx2ncnn(s, case):
     return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
 
 
-@checks.bug("onnx2ncnn", BUG, needs=["ncnn"], **TOL)
-def onnx2ncnn_convnext_mlp(s):
-    """onnx2ncnn, then the ncnn runtime, on ConvNeXt's channels-last MLP."""
-    return via_onnx2ncnn(s, "convnext-mlp")
-
-
-@checks.bug("onnx2ncnn", BUG, needs=["ncnn"], **TOL)
-def onnx2ncnn_permute_linear(s):
-    """The smallest case: permute to channels last, one Linear."""
-    return via_onnx2ncnn(s, "permute-linear")
-
-
-@checks.bug("ncnn", BUG, needs=["onnx2ncnn"], **TOL)
-def ncnn_innerproduct_on_3d_blob(s):
-    """The runtime half, keyed by the ncnn release: the Permute + InnerProduct that onnx2ncnn a4d2ea1 writes
-    for permute-linear, run by this ncnn."""
-    return via_onnx2ncnn(s, "permute-linear")
-
-
-@checks.workaround("onnx2ncnn", "conv1x1", needs=["ncnn"])
-def onnx2ncnn_conv1x1_mlp(s):
-    """The same MLP written as 1x1 convolutions on NCHW, through onnx2ncnn."""
-    return via_onnx2ncnn(s, "conv1x1-mlp")
-
-
 # pnnx stores the weights as fp16: measured up to 3.8e-4 abs over pnnx 20240226 to 20261020.
 @checks.workaround("pnnx", "pnnx", needs=["ncnn"], atol=1e-3, rtol=1e-3)
 def pnnx_torchscript_convnext_mlp(s):

@@ -42,11 +42,6 @@ def via_onnx2ncnn(s, case, model=None):
     return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
 
 
-def via_pnnx(s, source, case):
-    param, bin = s.pnnx.convert(source, case)
-    return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
-
-
 @checks.bug("onnx2ncnn", ABORT, needs=["ncnn"], **TOL)
 def onnx2ncnn_mlp_gelu_dynamo(s):
     """A ViT MLP (Linear, GELU, Linear) exported with dynamo=True at opset 18: GELU's Mul(0.5, x)."""
@@ -89,24 +84,6 @@ def onnx2ncnn_scale_first_fixed_graph(s):
     fixed = scalar_operand_second(s.artifacts.onnx("scale-first-torchscript"),
                                   s.path("scale-first-torchscript-fixed.onnx"))
     return via_onnx2ncnn(s, "scale-first-torchscript", fixed)
-
-
-@checks.workaround("pnnx", "pnnx", needs=["ncnn"], **TOL)
-def pnnx_onnx_mlp_gelu_dynamo(s):
-    """pnnx reading the very dynamo=True opset-18 file."""
-    return via_pnnx(s, s.artifacts.onnx("mlp-gelu-dynamo"), "mlp-gelu-dynamo")
-
-
-@checks.workaround("pnnx", "pnnx", needs=["ncnn"], **TOL)
-def pnnx_onnx_scale_first_dynamo(s):
-    """pnnx reading the dynamo=True opset-18 file of `x + gamma * conv(x)` (0-d gamma): no Linear involved."""
-    return via_pnnx(s, s.artifacts.onnx("scale-first-dynamo"), "scale-first-dynamo")
-
-
-@checks.workaround("pnnx", "pnnx", needs=["ncnn"], **TOL)
-def pnnx_torchscript_mlp_gelu(s):
-    """pnnx from TorchScript (torch.jit.trace), no ONNX at all."""
-    return via_pnnx(s, s.artifacts.torchscript("mlp-gelu-dynamo"), "mlp-gelu-dynamo")
 
 
 @checks.variants("onnx2ncnn", ABORT, VARIANTS, needs=["ncnn"], **TOL)

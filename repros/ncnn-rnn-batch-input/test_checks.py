@@ -3,7 +3,6 @@ from convkb.child import run_function
 from convkb.compare import Outputs
 
 checks = Checks(__file__)
-BUG = ["one-sample"]
 
 
 def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
@@ -61,24 +60,6 @@ def fed(s, case: str, how: str) -> Outputs:
     return Outputs.load(case, out, f"ncnn {s.ncnn.version()}")
 
 
-@checks.bug("onnx2ncnn", BUG, needs=["ncnn"])
-def onnx2ncnn_lstm_batch2(s):
-    """nn.LSTM(batch_first=True) on a (2, 5, 8) batch: onnx2ncnn, then ncnn fed the batch as a 3-D Mat."""
-    return s.onnx2ncnn.run("lstm-batch2")
-
-
-@checks.bug("ncnn", BUG, needs=["onnx2ncnn"])
-def ncnn_lstm_batch2(s):
-    """The runtime half, keyed by the ncnn release: the same .param, the batch fed as a 3-D Mat."""
-    return s.onnx2ncnn.run("lstm-batch2")
-
-
-@checks.control("onnx2ncnn", needs=["ncnn"])
-def onnx2ncnn_lstm_batch1(s):
-    """Control: the same LSTM with a batch of one."""
-    return s.onnx2ncnn.run("lstm-batch1")
-
-
 @checks.workaround("ncnn", "one-at-a-time", needs=["onnx2ncnn"])
 def ncnn_one_at_a_time(s):
     """Each sample of the batch as its own 2-D Mat and extractor; the outputs stacked."""
@@ -89,9 +70,3 @@ def ncnn_one_at_a_time(s):
 def ncnn_batch_index(s):
     """ncnn.Mat(x, batch_index=0) in, out.numpy(batch_index=0) out (ncnn's batch axis, 1.0.20261020 on)."""
     return fed(s, "lstm-batch2", "batch-index")
-
-
-@checks.variants("onnx2ncnn", BUG, needs=["ncnn"])
-def onnx2ncnn(s, case):
-    """onnx2ncnn, then ncnn fed the whole batch as one Mat, as a classic ncnn program does."""
-    return s.onnx2ncnn.run(case)

@@ -12,17 +12,6 @@ def via_pnnx(s, source, case, **kw):
     return s.ncnn.run(param, bin, case, ["in0"], ["out0"], **kw)
 
 
-@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
-def torchscript_reflpad3d(s):
-    """nn.ReflectionPad3d on a 5-D tensor, pnnx from TorchScript, run as pnnx's own *_ncnn.py feeds it."""
-    return via_pnnx(s, s.artifacts.torchscript("reflpad3d"), "reflpad3d")
-
-
-@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
-def onnx_reflpad3d(s):
-    return via_pnnx(s, s.artifacts.onnx("reflpad3d"), "reflpad3d")
-
-
 @checks.workaround("pnnx", "feed-without-batch", needs=["ncnn"], **TOL)
 def torchscript_reflpad3d_fed_4d(s):
     """The 5-D model pnnx wrote, fed as a 4-D (c, d, h, w) Mat with the batch axis dropped, not as its script does."""

@@ -26,53 +26,6 @@ def onnx(s, case):
     return via_pnnx(s, s.artifacts.onnx(case), case)
 
 
-@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
-def torchscript_ln_mha(s):
-    """LayerNorm -> nn.MultiheadAttention(batch_first=False) -> + input, (8, 1, 16), pnnx from TorchScript."""
-    return ts(s, "ln-mha")
-
-
-@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
-def onnx_ln_mha(s):
-    """The same block from its ONNX export (opset 17)."""
-    return onnx(s, "ln-mha")
-
-
-@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
-def torchscript_ln_gru(s):
-    """LayerNorm -> nn.GRU(batch_first=False) -> + input, from TorchScript."""
-    return ts(s, "ln-gru")
-
-
-@checks.control("pnnx", needs=["ncnn"], **TOL)
-def torchscript_relu_mha(s):
-    """ReLU instead of LayerNorm before the attention: every blob keeps the attention's batch axis."""
-    return ts(s, "relu-mha")
-
-
-@checks.control("pnnx", needs=["ncnn"], **TOL)
-def torchscript_linear_mha(s):
-    """nn.Linear instead of LayerNorm before the attention."""
-    return ts(s, "linear-mha")
-
-
-@checks.workaround("pnnx", "norm-batch-first", needs=["ncnn"], **TOL)
-def torchscript_ln_mha_norm_batch_first(s):
-    """ln(x.transpose(0, 1)).transpose(0, 1) before the same attention; judged against ln-mha's torch output."""
-    return ts(s, "ln-bt-mha")
-
-
-@checks.workaround("pnnx", "norm-batch-first", needs=["ncnn"], **TOL)
-def onnx_ln_mha_norm_batch_first(s):
-    return onnx(s, "ln-bt-mha")
-
-
-@checks.workaround("pnnx", "norm-batch-first", needs=["ncnn"], **TOL)
-def torchscript_ln_gru_norm_batch_first(s):
-    """The same before the GRU; judged against ln-gru's torch output."""
-    return ts(s, "ln-bt-gru")
-
-
 @checks.variants("pnnx", BUG, VARIANTS, needs=["ncnn"], **TOL)
 def variant(s, case):
     """pnnx from the traced TorchScript (pnnx's own input), run by ncnn as pnnx's script feeds it."""

@@ -13,17 +13,6 @@ def via_pnnx(s, source, case, **kw):
     return s.ncnn.run(param, bin, case, ["in0"], ["out0"], **kw)
 
 
-@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
-def torchscript_conv_circular(s):
-    """nn.Conv2d(padding_mode="circular"), pnnx from TorchScript (#4835's path, with circular)."""
-    return via_pnnx(s, s.artifacts.torchscript("conv-circular"), "conv-circular")
-
-
-@checks.workaround("pnnx", "onnx-input", needs=["ncnn"], **TOL)
-def onnx_conv_circular(s):
-    return via_pnnx(s, s.artifacts.onnx("conv-circular-onnx"), "conv-circular-onnx")
-
-
 @checks.variants("pnnx", BUG, ["conv-reflect-near-miss", "conv-replicate-near-miss"], needs=["ncnn"], **TOL)
 def onnx(s, case):
     """pnnx from the ONNX export, run by ncnn as pnnx's script feeds it."""

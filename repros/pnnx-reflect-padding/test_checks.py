@@ -13,29 +13,6 @@ def via_pnnx(s, source, case, **kw):
     return s.ncnn.run(param, bin, case, ["in0"], ["out0"], **kw)
 
 
-@checks.bug("pnnx", BUG, needs=["ncnn"], **TOL)
-def torchscript_pad_reflect_value0(s):
-    """Tencent/ncnn#5025: F.pad(mode="reflect", value=0) before a Conv1d, pnnx from TorchScript."""
-    return via_pnnx(s, s.artifacts.torchscript("pad-reflect-value0"), "pad-reflect-value0")
-
-
-@checks.control("pnnx", needs=["ncnn"], **TOL)
-def torchscript_reflpad2d(s):
-    """nn.ReflectionPad2d on a 4-D tensor, the same TorchScript path."""
-    return via_pnnx(s, s.artifacts.torchscript("reflpad2d"), "reflpad2d")
-
-
-@checks.workaround("pnnx", "drop-value", needs=["ncnn"], **TOL)
-def torchscript_pad_reflect_no_value(s):
-    """The same decoder with F.pad(x, pad, mode="reflect"), no value=; judged against the original's torch output."""
-    return via_pnnx(s, s.artifacts.torchscript("pad-reflect-no-value"), "pad-reflect-no-value")
-
-
-@checks.workaround("pnnx", "onnx-input", needs=["ncnn"], **TOL)
-def onnx_pad_reflect_value0(s):
-    return via_pnnx(s, s.artifacts.onnx("pad-reflect-value0-onnx"), "pad-reflect-value0-onnx")
-
-
 # Reflect padding from ONNX, where no value= survives the export: these convert (the ONNX path is the workaround).
 @checks.variants("pnnx", BUG, ["reflpad2d-near-miss", "reflect1d-near-miss", "resnet-block-near-miss"],
                  needs=["ncnn"], **TOL)

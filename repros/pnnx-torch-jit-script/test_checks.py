@@ -41,14 +41,6 @@ def scripted_conv_branch(s):
 
 
 # atol 1e-3: pnnx writes the weights as fp16 by default (fp16=1); the traced files differ from torch by 4.3e-4.
-@checks.workaround("pnnx", "trace", needs=["ncnn"], atol=1e-3)
-def traced_conv_relu(s):
-    """torch.jit.trace(model, x) of the same model: pnnx converts it and ncnn matches torch."""
-    return s.pnnx.to_ncnn("conv-relu")
 
 
 # atol 1e-3: pnnx writes the weights as fp16 by default (fp16=1); the traced files differ from torch by 4.3e-4.
-@checks.workaround("pnnx", "trace", needs=["ncnn"], atol=1e-3)
-def traced_conv_branch(s):
-    """Traced, the branch taken for this input's shape is kept; the input shape is fixed anyway."""
-    return s.pnnx.to_ncnn("conv-branch")
