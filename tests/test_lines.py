@@ -128,3 +128,12 @@ def test_a_line_another_entry_claims_is_not_this_entrys_evidence():
 ])
 def test_only_regexes_both_languages_read_alike_are_written_out(pattern, want):
     assert portable(pattern) == want
+
+
+def test_a_multi_line_paste_is_cut_to_its_known_lines_else_its_errors():
+    """ncnn follows a wrong blob name with hint lines ('Try', 'ex.input("in0", in0);') whose words no page has."""
+    find_blob = next(m for m in MESSAGES.values() if m.example.startswith("find_blob_index_by_name"))
+    paste = f"{find_blob.example}\nTry\n    ex.input(\"in0\", in0);\n"
+    assert TABLE.reduce(paste) == [find_blob.example]
+    assert TABLE.reduce("model loaded\r\n  Something failed badly  \r\nbye\n") == ["Something failed badly"]
+    assert TABLE.reduce("hello\n\nworld") == ["hello", "world"]  # nothing known, nothing error-like: all of it

@@ -364,8 +364,24 @@ def test_the_search_box_ranks_as_kb_explain_does(search_page):
 
     table, words = Table.build(ENTRIES, _messages_index()), SiteIndex(ENTRIES, _messages_index())
     queries = sorted({q for _, _, q, _ in CASES}) + [f"{m.example} 模型转换失败" for m in _messages_index().values()]
+    queries += [_typo(q) for q in queries[::3] if _typo(q) != q]  # a typo's corrections: words.corrected
     got = search_page.evaluate("qs => qs.map(q => [kbLines(q), kbLines.preferred(q), kbWords(q)])", queries)
     assert got == [[table.pages(q), table.preferred(q), words.rank(q)] for q in queries]
+
+
+def _typo(text: str) -> str:
+    """The text with two neighbouring letters swapped in its first word of six letters or more."""
+    return re.sub(r"\b([A-Za-z]{2})([A-Za-z])([A-Za-z])([A-Za-z]{2,})", r"\1\3\2\4", text, count=1)
+
+
+def test_the_search_box_cuts_a_paste_as_kb_explains_rules_do(search_page):
+    """window.kbLines.reduce is generated from convkb/match/lines.py: the same lines of every multi-line paste."""
+    from convkb.match.lines import Table
+
+    table = Table.build(ENTRIES, _messages_index())
+    pastes = _find_blob_pastes() + [f"$ ./run model.param\n{q}\nTry\n  done\n" for _, what, q, _ in CASES
+                                    if what == "example"] + ["loading\r\nconvert failed: no\r\nbye", "a\nb\n\n c "]
+    assert search_page.evaluate("ps => ps.map(p => kbLines.reduce(p))", pastes) == [table.reduce(p) for p in pastes]
 
 
 @pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
@@ -467,6 +483,131 @@ def test_the_phones_search_finds_pages(phone_search_page, query):
     first = phone_search_page.locator(RESULTS).first.bounding_box()
     assert first and first["x"] >= 0 and first["x"] + first["width"] <= 390, f"{query!r}: first result at {first}"
     assert hits
+
+
+# A typo in a word of five letters or more (a letter added, dropped, changed, or two swapped) still finds its
+# pages: `groupnrom` found nothing.
+TYPOS = [("groupnrom", lambda e: "groupnorm" in _words(e)),
+         ("deconvlution", lambda e: "ConvTranspose" in _ops(e))]
+
+
+@pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
+@pytest.mark.parametrize("query,is_it", TYPOS, ids=[q for q, _ in TYPOS])
+def test_a_typo_finds_the_words_pages(request, fixture, query, is_it):
+    slugs = {e.slug for e in ENTRIES if is_it(e)}
+    assert slugs, f"{query!r}: no entry of the corpus is that problem any more"
+    hits = _entries(search(request.getfixturevalue(fixture), query))
+    assert hits[0] in slugs, f"{query!r}: want one of {sorted(slugs)} first, got {hits[:3]}"
+
+
+def _find_blob_pastes() -> list[str]:
+    """ncnn's wrong-blob-name line as a terminal shows it, with the hint lines net.cpp prints after it."""
+    m = next(m for m in _messages_index().values() if m.example.startswith("find_blob_index_by_name"))
+    return [f"{m.example}\nTry\n    ex.input(\"in0\", in0);\n",
+            f"[W] {m.example}\r\nTry\r\n    ex.extract(\"out0\", out0);\r\n    ex.extract(\"out1\", out1);\r\n"]
+
+
+_PASTE_EVENT = """(el, text) => {  /* what a menu's Paste does: a paste event, no key pressed or released */
+  el.focus();
+  const data = new DataTransfer();
+  data.setData("text/plain", text);
+  el.dispatchEvent(new ClipboardEvent("paste", {clipboardData: data, bubbles: true, cancelable: true}));
+}"""
+
+
+def _paste(page, text: str, how: str) -> list[str]:
+    """Paste `text` into the emptied box, by keys (ctrl+V) or from a menu (no key released); the result addresses."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = page.locator("input.md-search__input")
+    box.fill("")
+    box.press("End")
+    page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length === 0")
+    if how == "keys":
+        page.evaluate("text => navigator.clipboard.writeText(text)", text)
+        box.press("Control+V")
+    else:
+        box.evaluate(_PASTE_EVENT, text)
+    try:
+        page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=10_000)
+    except PlaywrightTimeout:
+        return []
+    return page.evaluate(f"Array.from(document.querySelectorAll('{RESULTS}'), g => g.querySelector('a').getAttribute('href'))")
+
+
+@pytest.mark.parametrize("how", ["keys", "menu"])
+@pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
+def test_a_multi_line_paste_is_searched_by_its_known_lines(request, fixture, how):
+    """A paste never finds nothing: the box searches what a paste puts in it, with no key released too (a phone's
+    long press, a right click), and a multi-line paste by the lines kb explain's rules know (window.kbLines.reduce),
+    not by ncnn's hint lines around them."""
+    from convkb.match.lines import Table
+
+    page = request.getfixturevalue(fixture)
+    table = Table.build(ENTRIES, _messages_index())
+    for text in _find_blob_pastes():
+        line = " ".join(table.reduce(text))
+        hits = _entries(_paste(page, text, how))
+        assert hits, f"{text!r} ({how}): no result"
+        assert page.locator("input.md-search__input").input_value() == line
+        assert hits[0] == table.pages(line)[0].strip("/"), f"{text!r} ({how}): {hits[:3]}"
+
+
+@pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
+def test_a_line_put_in_the_box_without_a_key_is_searched(request, fixture):
+    """Text a menu's Paste or a drop puts in the box, which no key release follows, is searched (material reads
+    the box on a key release only)."""
+    from convkb.match.lines import Table
+
+    page = request.getfixturevalue(fixture)
+    line = next(m.example for m in _messages_index().values() if m.example.startswith("find_blob_index_by_name"))
+    box = page.locator("input.md-search__input")
+    box.fill("")
+    box.press("End")
+    page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length === 0")
+    box.evaluate("(el, text) => { el.focus(); document.execCommand('insertText', false, text); }", line)
+    page.wait_for_function(f"document.querySelectorAll('{RESULTS}').length > 0", timeout=10_000)
+    first = page.evaluate(f"document.querySelector('{RESULTS} a').getAttribute('href')")
+    assert _entries([first]) == [Table.build(ENTRIES, _messages_index()).pages(line)[0].strip("/")]
+
+
+_SHOWN = f"""Array.from(document.querySelectorAll('{RESULTS}'), g => {{
+  const a = g.querySelector('article');
+  return [(a.querySelector('h1, h2') || {{textContent: ''}}).textContent,
+          Array.from(a.querySelectorAll('.md-search-result__terms del'), d => d.textContent)];
+}})"""
+
+
+def _trimmed(word: str) -> str:
+    return re.sub(r"^[\W_]+|[\W_]+$", "", word.lower()) if re.search(r"[^\W_]", word) else ""
+
+
+def _index_words(text: str) -> set[str]:
+    """The words the site's index cuts a text into (mkdocs.yml's separator), trimmed, lower case."""
+    import yaml
+
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    separator = next(p["search"]["separator"] for p in config["plugins"] if isinstance(p, dict) and "search" in p)
+    return {_trimmed(w) for w in re.split(separator, text)} - {""}
+
+
+@pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
+def test_no_word_of_a_results_title_is_shown_missing(request, fixture):
+    """Material showed 'Missing: normalization exists registered' under 'layer <type> not exists or registered':
+    it compared the words as typed with the stems the page holds (kb-search.js). Every message's line, and an
+    entry's title: no result among the first three lists a word of its own title as missing."""
+    page = request.getfixturevalue(fixture)
+    queries = ["layer GroupNormalization not exists or registered"] + \
+        [m.example for m in _messages_index().values()] + [e.meta.title for e in ENTRIES[::8]]
+    wrong = []
+    for query in queries:
+        search(page, query)
+        for title, missing in page.evaluate(_SHOWN)[:3]:
+            words = _index_words(title)
+            said = [w for w in missing if _trimmed(w) in words or not _trimmed(w)]  # a lone mark is no word either
+            if said:
+                wrong.append(f"{query!r}: {title!r} shows missing {said}")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_status_table_shows_the_recorded_verdicts(context, base_url, records):

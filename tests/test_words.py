@@ -70,3 +70,36 @@ def test_a_chinese_word_general_chinese_uses_often_counts_little():
     assert words.general("解决") == words.GENERAL_FLOOR and words.general("运行") < 0.3
     assert words.general("量化") > 0.9 and words.general("段错误") == 1.0  # a term of art general Chinese lacks
     assert words.general("run") == 1.0  # English is left to the corpus's own IDF
+
+
+def test_one_edit_is_a_letter_added_dropped_changed_or_two_swapped():
+    assert words.one_edit("groupnrom", "groupnorm")  # two neighbours swapped: one edit, not two
+    assert words.one_edit("deconvlution", "deconvolution") and words.one_edit("softmaxx", "softmax")
+    assert words.one_edit("reshape", "reshope")
+    assert not words.one_edit("reshape", "reshape") and not words.one_edit("groupnorm", "gropunrom")
+    assert not words.one_edit("abcd", "badc")  # two swaps
+
+
+def test_a_typo_of_five_letters_or_more_finds_the_word():
+    vocabulary = {"groupnorm": [], "layernorm": [], "opset11": [], "norm": [], "slice": []}
+    assert words.typos("groupnrom", vocabulary) == ["groupnorm"]
+    assert words.typos("groupnorm", vocabulary) == []  # a word the pages have is no typo
+    assert words.typos("nrom", vocabulary) == []  # shorter than TYPO_MIN: too many words are one edit away
+    assert words.typos("opset13", vocabulary) == []  # another opset, not a typo
+    assert words.corrected([["groupnrom"], ["slcie"], ["slice"]], vocabulary) == [["groupnrom", "groupnorm"], ["slcie"],
+                                                                                 ["slice"]]
+
+
+def test_kb_explain_and_the_box_read_a_typo_as_the_word():
+    """`groupnrom` found nothing: it ranks the GroupNorm pages as `groupnorm` does (at PART, as another spelling)."""
+    from convkb import messages as message_index
+    from convkb.entries import load_all
+    from convkb.match.words import Index, SiteIndex
+    from convkb.paths import repo_root
+
+    entries = load_all(repo_root(), broken=[])
+    msgs = message_index.load_all(entries=entries)
+    site, index = SiteIndex(entries, msgs), Index(entries, msgs.values())
+    want = site.rank("groupnorm")[:2]
+    assert want and site.rank("groupnrom")[:2] == want
+    assert [p for p, _, _ in index.rank("groupnrom")][:2] == [p for p, _, _ in index.rank("groupnorm")][:2]

@@ -3,7 +3,9 @@ one line and written out as a browser script.
 
     Table.build(entries, messages)   the rules: an entry's specific regexes, then the message index's patterns
     Table.pages(text)                the pages the text names, best first
-    Table.javascript()               `window.kbLines(text)`: pages() in the browser, from the same rules
+    Table.reduce(text)               a multi-line paste's lines worth searching for (its known lines, else its errors)
+    Table.javascript()               `window.kbLines(text)`: pages() in the browser, from the same rules (and
+                                     kbLines.preferred, kbLines.reduce)
 
 A line is matched as explain judges its confidence: an entry's evidence regex, or a log signature whose message
 is not generic, names that entry (`match`); a message's pattern names the message's page, where a generic line's
@@ -26,6 +28,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from convkb.entries import Entry
+from convkb.judge import ERRORISH
 from convkb.match.explain import LAYER_LINE, NCNN_LAYER_NAMES, op_claims, literal_chars
 from convkb.match.words import Index, query_groups
 from convkb.schema import Message
@@ -39,6 +42,9 @@ ENGINE_WORDS = {e: rf"(?<![A-Za-z0-9_]){e}" for e in ("mnn", "ncnn", "pnnx", "on
 def named_engines(text: str) -> set[str]:
     """The engines the text names by one of their words (the browser scripts test the same ENGINE_WORDS)."""
     return {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
+# A line that reads like an error, as kb explain finds a log's first error (convkb.judge.ERRORISH), in the part of
+# regex syntax both languages read alike.
+_ERRORISH = re.compile(ERRORISH.pattern, re.IGNORECASE | re.ASCII)
 _FLAGS = re.compile(r"^\(\?([ims]+)\)")
 _START = re.compile(r"(?<!\\)((?:\\\\)*)\\A")  # \A, not an escaped backslash before an A
 _UNPORTABLE = re.compile(r"\(\?P<custom_op>|\\[AZz]|\(\?[aLux]|\(\?#")
@@ -190,6 +196,21 @@ class Table:
                 out.append(h.page)
         return out
 
+    def reduce(self, text: str) -> list[str]:
+        """A multi-line paste cut down to the lines worth searching for: those a rule names a page by (as in the
+        text: a rule's match may span lines), else those that read like an error (kb explain's ERRORISH); without
+        either, every line. ncnn follows 'find_blob_index_by_name data failed' with 'Try' and 'ex.input("in0",
+        in0);' lines, whose words are in no page. Lines stripped, empty ones dropped."""
+        lines = [(m.start(), m.end()) for m in re.finditer(r"[^\r\n]+", text)]
+        keep = set()
+        for r in self.rules:
+            if m := r.regex.search(text):
+                keep.update(i for i, (a, b) in enumerate(lines) if a < max(m.end(), m.start() + 1) and m.start() < b)
+        if not keep:
+            keep = {i for i, (a, b) in enumerate(lines) if _ERRORISH.search(text[a:b])}
+        out = [text[a:b].strip() for i, (a, b) in enumerate(lines) if not keep or i in keep]
+        return [line for line in out if line]
+
     def preferred(self, text: str) -> list[str]:
         """The pages of the engines the text names (none if it names none): a query that says `ncnn` is
         not about an MNN page, whatever words they share (as kb explain keeps word-only results to the
@@ -204,7 +225,7 @@ class Table:
 
         data = {"rules": js(self.rules), "claims": js(self.claims), "native": self.native,
                 "causes": {page: js(rules) for page, rules in self.causes.items() if rules},
-                "engineWords": ENGINE_WORDS, "engines": self.engines}
+                "engineWords": ENGINE_WORDS, "engines": self.engines, "errorish": _ERRORISH.pattern}
         return ("/* Generated from convkb/match/lines.py at site build: the pages a pasted engine line names by itself. */\n"
                 "window.kbLines = (function (data) {\n"
                 "  var native = {}; data.native.forEach(function (n) { native[n] = true; });\n"
@@ -256,6 +277,20 @@ class Table:
                 "    return Object.keys(data.engines).filter(function (p) {\n"
                 "      return data.engines[p].some(function (e) { return named.indexOf(e) >= 0; });\n"
                 "    });\n"
+                "  };\n"
+                "  var errorish = new RegExp(data.errorish, \"i\");\n"
+                "  kbLines.reduce = function (text) {\n"
+                "    var lines = [], m, keep = {}, any = false, re = /[^\\r\\n]+/g;\n"
+                "    while ((m = re.exec(text))) lines.push([m.index, m.index + m[0].length]);\n"
+                "    rules.forEach(function (r) {\n"
+                "      var h = r.rx.exec(text);\n"
+                "      if (!h) return;\n"
+                "      var end = Math.max(h.index + h[0].length, h.index + 1);\n"
+                "      lines.forEach(function (l, i) { if (l[0] < end && h.index < l[1]) { keep[i] = any = true; } });\n"
+                "    });\n"
+                "    if (!any) lines.forEach(function (l, i) { if (errorish.test(text.slice(l[0], l[1]))) keep[i] = any = true; });\n"
+                "    return lines.filter(function (l, i) { return !any || keep[i]; })\n"
+                "      .map(function (l) { return text.slice(l[0], l[1]).trim(); }).filter(Boolean);\n"
                 "  };\n"
                 "  return kbLines;\n"
                 f"}})({json.dumps(data, indent=1)});\n")

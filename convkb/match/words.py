@@ -179,6 +179,46 @@ def query_groups(text: str) -> list[list[str]]:
     return distinct(_latin(low) + nest(chinese), lambda w: not _stop(w) and not w.isdigit())
 
 
+TYPO_MIN = 5  # a word this long, that no page has, may be a typo of a page's word (groupnrom: groupnorm)
+# Only words of letters (and _ .): a changed digit is another version, opset or size (opset13, yolov5s), no typo.
+_TYPO = re.compile(r"[a-z][a-z_.]*[a-z]")
+
+
+def one_edit(a: str, b: str) -> bool:
+    """b is a with one letter added, dropped or changed, or two neighbours swapped (nrom: norm)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (a[i + 2:] == b[i + 2:] and a[i] == b[i + 1] and a[i + 1] == b[i])
+    if len(a) > len(b):
+        a, b = b, a
+    return a[i:] == b[i + 1:]
+
+
+def typos(word: str, vocabulary) -> list[str]:
+    """The vocabulary's words one edit from `word`, if it is a word of TYPO_MIN letters or more that the
+    vocabulary lacks; sorted, as the browser sorts them."""
+    if len(word) < TYPO_MIN or word in vocabulary or not _TYPO.fullmatch(word):
+        return []
+    return sorted(t for t in vocabulary if len(t) >= TYPO_MIN - 1 and _TYPO.fullmatch(t) and one_edit(word, t))
+
+
+def corrected(groups: list[list[str]], vocabulary) -> list[list[str]]:
+    """Each group with the vocabulary's words its unknown terms may be typos of, as its other terms (so at PART:
+    a page that has the word as typed outranks one that has a correction); a word another group holds stays
+    there."""
+    seen = {w for g in groups for w in g}
+    out = []
+    for g in groups:
+        extra = [c for t in g for c in typos(t, vocabulary) if c not in seen]
+        seen.update(extra)
+        out.append(g + list(dict.fromkeys(extra)))
+    return out
+
+
 PART = 0.5  # a group's other terms (another spelling, a piece of the phrase) count at this fraction
 
 
@@ -251,7 +291,7 @@ class Index:
     def rank(self, text: str) -> list[tuple[Entry | Message, float, list[str]]]:
         """Pages (entries and messages) by score, best first, with the query words each one shares (those with a
         score only)."""
-        groups = query_groups(text)
+        groups = corrected(query_groups(text), self.weights)
         query = [w for g in groups for w in g]
         out = []
         for i, score in self.scores(groups).items():
@@ -303,7 +343,7 @@ class SiteIndex:
         """The pages that share the query's words, best first (ties in page order); the named engines' first."""
         from convkb.match.lines import named_engines
 
-        scores = self.index.scores(self.query(text))
+        scores = self.index.scores(corrected(self.query(text), self.index.weights))
         named = named_engines(text)
         return [self.pages[i] for i in sorted((i for i, s in scores.items() if s > 0),
                                               key=lambda i: (not named & set(self.engines[i]), -scores[i], i))]
@@ -313,7 +353,8 @@ class SiteIndex:
 
         data = {"pages": self.pages, "weights": self.index.weights, "names": sorted(self.index.names), "chinese": self.chinese,
                 "word": _WORD.pattern, "call": _CALL.pattern, "cjk": _CJK.pattern, "ref": _REF.pattern,
-                "stop": sorted(STOP | ENGINE_NAMES), "engines": self.engines, "engineWords": ENGINE_WORDS, "part": PART}
+                "stop": sorted(STOP | ENGINE_NAMES), "engines": self.engines, "engineWords": ENGINE_WORDS, "part": PART,
+                "typo": _TYPO.pattern, "typoMin": TYPO_MIN}
         return ("/* Generated from convkb/match/words.py at site build: kb explain's BM25 over the pages' words. */\n"
                 "window.kbWords = (function (data) {\n"
                 "  var stop = {}; data.stop.forEach(function (w) { stop[w] = true; });\n"
@@ -336,6 +377,32 @@ class SiteIndex:
                 "        if (head) head.push(t); else groups.push([t]);\n"
                 "      });\n"
                 "    return groups;\n"
+                "  }\n"
+                "  var has = function (o, k) { return Object.prototype.hasOwnProperty.call(o, k); };\n"
+                "  var typo = new RegExp(\"^(?:\" + data.typo + \")$\");\n"
+                "  var vocabulary = Object.keys(data.weights).filter(function (t) {\n"
+                "    return t.length >= data.typoMin - 1 && typo.test(t);\n"
+                "  }).sort();\n"
+                "  function oneEdit(a, b) {\n"
+                "    if (a === b || Math.abs(a.length - b.length) > 1) return false;\n"
+                "    var i = 0, n = Math.min(a.length, b.length);\n"
+                "    while (i < n && a[i] === b[i]) i++;\n"
+                "    if (a.length === b.length)\n"
+                "      return a.slice(i + 1) === b.slice(i + 1) || (a.slice(i + 2) === b.slice(i + 2) && a[i] === b[i + 1] && a[i + 1] === b[i]);\n"
+                "    if (a.length > b.length) { var t = a; a = b; b = t; }\n"
+                "    return a.slice(i) === b.slice(i + 1);\n"
+                "  }\n"
+                "  function corrected(groups) {\n"
+                "    var seen = {};\n"
+                "    groups.forEach(function (g) { g.forEach(function (w) { seen[w] = true; }); });\n"
+                "    return groups.map(function (g) {\n"
+                "      var extra = [];\n"
+                "      g.forEach(function (w) {\n"
+                "        if (w.length < data.typoMin || has(data.weights, w) || !typo.test(w)) return;\n"
+                "        vocabulary.forEach(function (c) { if (!seen[c] && oneEdit(w, c)) { seen[c] = true; extra.push(c); } });\n"
+                "      });\n"
+                "      return g.concat(extra);\n"
+                "    });\n"
                 "  }\n"
                 "  function query(text) {\n"
                 "    var low = text.toLowerCase().replace(new RegExp(data.ref, \"g\"), \" \"), seen = {};\n"
@@ -370,7 +437,7 @@ class SiteIndex:
                 "    function other(i) {\n"
                 "      return data.engines[i].some(function (e) { return named.indexOf(e) >= 0; }) ? 0 : 1;\n"
                 "    }\n"
-                "    query(text).forEach(function (g) {\n"
+                "    corrected(query(text)).forEach(function (g) {\n"
                 "      var best = {};\n"
                 "      g.forEach(function (t, j) {\n"
                 "        var k = (names[t] ? 2 : 1) * (j === 0 ? 1 : data.part);\n"

@@ -58,6 +58,26 @@
     Worker.prototype.__kbPlainQuery = true;
   }
 
+  /* A paste never finds nothing. Material reads the box on a key release only, so text pasted from a menu (a
+   * phone's long press, a right click) or dropped in was never searched: any change of the box's text counts as
+   * one. And the box holds one line: a multi-line paste (ncnn's 'find_blob_index_by_name data failed' with its
+   * 'Try' and 'ex.input("in0", in0);' lines) is cut down to the lines worth searching for (window.kbLines.reduce,
+   * from convkb/match/lines.py: the lines a known message is on, else the lines that read like an error). */
+  var SEARCH_BOX = "input.md-search__input";
+  function isSearchBox(el) { return !!(el && el.matches && el.matches(SEARCH_BOX)); }
+  document.addEventListener("paste", function (ev) {
+    var box = ev.target, text = ev.clipboardData && ev.clipboardData.getData("text/plain");
+    if (!isSearchBox(box) || !text || !/\S[^\S\n]*[\r\n]+\s*\S/.test(text)) return;  /* one line: the browser's paste */
+    var lines = typeof window.kbLines === "function" && window.kbLines.reduce ? window.kbLines.reduce(text) : [text];
+    ev.preventDefault();
+    box.setRangeText(lines.join(" ").replace(/\s+/g, " "), box.selectionStart, box.selectionEnd, "end");
+    box.dispatchEvent(new Event("input", { bubbles: true }));
+  }, true);
+  document.addEventListener("input", function (ev) {
+    if (isSearchBox(ev.target) && !ev.isComposing)  /* an IME's half-typed word: its commit is a key release */
+      ev.target.dispatchEvent(new KeyboardEvent("keyup", { bubbles: true }));
+  }, true);
+
   var ICON = '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true"><path fill="currentColor" ' +
     'd="M10.6 13.4a1 1 0 0 1 0-1.4l3.5-3.5a1 1 0 1 1 1.4 1.4L12 13.4a1 1 0 0 1-1.4 0zM7.8 19.1a3.5 3.5 0 0 1-2.5-6' +
     'l2.8-2.8a1 1 0 0 1 1.4 1.4l-2.8 2.8a1.5 1.5 0 0 0 2.1 2.1l2.8-2.8a1 1 0 1 1 1.4 1.4l-2.8 2.8a3.5 3.5 0 0 1-2.4 1.1z' +

@@ -1,5 +1,5 @@
-/* Material's search worker with two fixes in lunr, which it bundles: the page (convkb/site/theme/main.html)
- * starts this script instead of material's, named in `?worker=`, and this one loads it from the same
+/* Material's search worker with fixes in lunr, which it bundles, and in how material reads lunr's results:
+ * the page (convkb/site/theme/main.html) starts this script instead of material's, named in `?worker=`, and this one loads it from the same
  * folder (so its own `../lunr/` language files still resolve).
  *
  * 1. (lunr.js#314, "Cannot read properties of undefined (reading '_index')"): lunr stores the
@@ -66,18 +66,43 @@
 
   /* 2. (lunr.js#256) The index holds stems ("transform" for transformer), but lunr passes a prefix
    * query ("transformer*": material makes the word being typed one) by the stemmer, so a one-word query
-   * whose stem differs found nothing. With the stemmer in the pipeline, a prefix is stemmed as its word. */
+   * whose stem differs found nothing. With the stemmer in the pipeline, a prefix is stemmed as its word.
+   * 4. The pages' words were trimmed of the quotes and marks around them ('Unknown -> unknown) and the
+   * query's were not (lunr's search pipeline is the stemmer alone): a pasted 'Unknown data type 0' found no
+   * "unknown". A query word is trimmed as the pages' were; one that is only marks (a lone ') goes.
+   * 5. Material shows a result's query words that it did not find as "Missing: ~~word~~", testing whether
+   * a word found in the page (a stem: "regist", "exist", "normal") starts with the word as typed
+   * ("registered", "exists", "normalization"): every word whose stem differs was "missing" from a page whose
+   * title says it (and counted so in material's boost). A word the page holds, trimmed and stemmed, is entered
+   * in the result's match data as found (with no positions, so nothing more is highlighted). */
+  var EDGES = /^[^\p{L}\p{N}_]+|[^\p{L}\p{N}_]+$/gu;
   var lunr = self.lunr, query = lunr.Index.prototype.query;
   lunr.Index.prototype.query = function (fn) {
-    var pipeline = this.pipeline;
+    var pipeline = this.pipeline, words = [];
     if (pipeline._stack.indexOf(lunr.stemmer) < 0) return query.call(this, fn);
-    return query.call(this, function (q) {
+    var results = query.call(this, function (q) {
       fn.call(q, q);
-      q.clauses.forEach(function (c) {
-        if (c.usePipeline || !/^[^*]+\*$/.test(c.term)) return;
-        var word = c.term.slice(0, -1), stem = pipeline.runString(word)[0];
+      q.clauses = q.clauses.filter(function (c) {
+        var typed = c.term.replace(/^\*|\*$/g, "");  /* the word as material's own parse of the query has it */
+        var prefix = /^[^*]+\*$/.test(c.term), word = typed.replace(EDGES, "");
+        words.push({ typed: typed, stems: word ? pipeline.runString(word).filter(Boolean) : [] });
+        if (!word) return false;
+        if (/^\*/.test(c.term)) return true;
+        c.term = word + (prefix ? "*" : "");
+        if (c.usePipeline || !prefix) return true;
+        var stem = pipeline.runString(word)[0];
         if (stem && stem !== word) c.term = stem + "*";
+        return true;
       });
     });
+    results.forEach(function (r) {
+      var metadata = r.matchData.metadata, found = Object.keys(metadata);
+      words.forEach(function (w) {
+        if (!w.typed || found.some(function (k) { return k.indexOf(w.typed) === 0; })) return;  /* material sees it */
+        if (!w.stems.length || found.some(function (k) { return w.stems.some(function (s) { return k.indexOf(s) === 0; }); }))
+          metadata[w.typed] = {};
+      });
+    });
+    return results;
   };
 })();
