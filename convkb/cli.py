@@ -10,15 +10,13 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
 from convkb import entries as entries_mod
 from convkb.errors import KBError
 from convkb.engines import NAMES as ENGINE_NAMES
-from convkb.records import RecordStore, rows
 from convkb.verdicts import Verdict as V
+
+# Each command imports what only it needs: `kb explain` on a one-line log must answer well under a second.
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -115,8 +113,13 @@ def matrix(
 
     Example: kb matrix --engine mnn --versions 3.0.0 3.6.1 --json
     """
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.table import Table
+
     from convkb import envs
     from convkb import matrix as matrix_mod
+    from convkb.records import rows
     from convkb.history import timelines
     from convkb.versions import sort_versions, version_key
 
@@ -163,6 +166,7 @@ def accept(
     """Accept the newest recorded observations as the entries' expected results (`pytest --kb-accept`
     accepts what one run observes)."""
     from convkb.accepting import accept as fold
+    from convkb.records import RecordStore
 
     records, problems = RecordStore().read()
     for p in problems:

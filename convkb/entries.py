@@ -104,14 +104,19 @@ def _parsed(page: Path) -> tuple[EntryMeta, str]:
         err = e.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
         raise KBError(page, f"field '{field}': {err['msg']}") from None
-    try:  # written whole or not at all: a parallel run may read it
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=kept.parent, delete=False) as f:
-            f.write(pickle.dumps((meta, body)))
-        os.replace(f.name, kept)
-    except OSError:
-        pass  # a read-only cache only costs time
+    write_whole(kept, pickle.dumps((meta, body)))
     return meta, body
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """A cache file, written whole or not at all (a parallel run may read it); a read-only cache only costs time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as f:
+            f.write(data)
+        os.replace(f.name, path)
+    except OSError:
+        pass
 
 
 def load_entry(folder: Path) -> Entry:

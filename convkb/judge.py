@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from convkb.child import StepResult
-from convkb.compare import Comparison
 from convkb.schema import EntryMeta, Signature
 from convkb.verdicts import CheckKind, Verdict as V
+
+if TYPE_CHECKING:  # numpy's import is half of a `kb explain`'s start-up, and ERRORISH is all explain needs here
+    from convkb.compare import Comparison
 
 ERRORISH = re.compile(r"error|not support|exception|fail|abort|segmentation|can't|cannot|not exist|nan\b",
                       re.IGNORECASE)

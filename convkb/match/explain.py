@@ -21,11 +21,14 @@ and 0 when nothing is; a caller that wants an attribution reads `confidence` fro
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import itertools
 import json
 import math
+import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field
 
@@ -33,7 +36,7 @@ from convkb import messages as message_index
 from convkb.entries import Entry, load_all
 from convkb.match import codes, noise
 from convkb.match.links import message_url, page_url, search_url
-from convkb.match.logfile import blocks, open_log
+from convkb.match.logfile import Kept, blocks, line_literals, open_log
 from convkb.schema import Message, Signature
 
 WEAK = 0.3  # weight of a symptom signature next to an engine message of the same length
@@ -138,24 +141,11 @@ LAYER_LINE = re.compile(r"layer (\S+) not exists or registered", re.IGNORECASE)
 
 def native_ncnn_layer(name: str) -> bool:
     """Whether ncnn defines a layer of that name (a build may leave it out, e.g. ArgMax is OFF by default)."""
-    return name in _native_ncnn_layers()
+    return name in _NATIVE
 
 
-def _native_ncnn_layers() -> frozenset[str]:
-    global _NATIVE
-    if _NATIVE is None:
-        try:
-            import ncnn  # its layer registry only: nothing is run
-
-            _NATIVE = frozenset(n for n in NCNN_LAYER_NAMES if ncnn.layer_to_index(n) >= 0)
-        except ImportError:
-            _NATIVE = frozenset(NCNN_LAYER_NAMES)
-    return _NATIVE
-
-
-_NATIVE: frozenset[str] | None = None
-# The layer names ncnn's src/CMakeLists.txt registers (ncnn_add_layer), checked against the installed
-# ncnn's registry where it is there.
+# The layer names ncnn's src/CMakeLists.txt registers (ncnn_add_layer). A static list, not the installed ncnn's
+# registry: importing ncnn costs kb explain a second; tests/test_speed.py checks it against the installed ncnn.
 NCNN_LAYER_NAMES = """AbsVal ArgMax BatchNorm Bias BNLL Concat Convolution Crop Deconvolution Dropout Eltwise ELU Embed
 Exp Flatten InnerProduct Input Log LRN MemoryData MVN Pooling Power PReLU Proposal Reduction ReLU Reshape ROIPooling
 Scale Sigmoid Slice Softmax Split SPP TanH Threshold Tile RNN LSTM BinaryOp UnaryOp ConvolutionDepthWise Padding
@@ -165,6 +155,7 @@ Requantize Cast HardSigmoid SELU HardSwish Noop PixelShuffle DeepCopy Mish Stati
 LayerNorm Softplus GRU MultiHeadAttention GELU Convolution1D Pooling1D ConvolutionDepthWise1D Convolution3D
 ConvolutionDepthWise3D Pooling3D MatMul Deconvolution1D DeconvolutionDepthWise1D Deconvolution3D
 DeconvolutionDepthWise3D Einsum DeformableConv2D GLU Fold Unfold GridSample CumulativeSum""".split()
+_NATIVE = frozenset(NCNN_LAYER_NAMES)
 
 
 def literal_chars(pattern: str) -> int:
@@ -226,22 +217,26 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
     named: set[str] = set()  # engines the log mentions
     engines = {en for e in entries for en in e.meta.engines}
     first_error = last = None
-    lines: list[str] = []  # the whole log, for evidence that spans lines
+    # The log's lines that evidence spanning lines, message pages and prose need: all of a log of ordinary size,
+    # the lines that may matter of a large one (bounded: logfile.Kept).
+    kept = Kept(lambda: _needed(table, messages, entries))
     for first, block in blocks(name, stream):
-        lines += block
         text = "\n".join(block)
         low = text.lower()
         named.update(en for en in engines if en in low)
         last = next((ln for ln in reversed(block) if ln), last)
         if first_error is None and not hits and (m := errorish.search(low)):  # only needed if nothing matches
             first_error = block[text.count("\n", 0, m.start())]
-        for i, matched in _matches(table, text, block).items():
+        found_here = _matches(table, text, block, low)
+        for i, matched in found_here.items():
             shared = len({r.entry.slug for r in matched})
             for r in matched:
                 if id(r) in hits:
                     hits[id(r)].count += 1
                 else:
                     hits[id(r)] = Hit(r, first + i, block[i], shared)
+        kept.add(block, low, found_here)
+    lines = kept.finish()
     whole = "\n".join(lines)
     if read is not None:
         read += lines
@@ -283,6 +278,22 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
     return ranked, first_error or last
 
 
+def _needed(table: list[Rule], messages: dict[str, Message], entries: list[Entry]) -> dict[str, int]:
+    """The texts whose lines a large log keeps (logfile.Kept), each with the lines around it to keep: those of
+    every pattern matched over the whole log (message pages, evidence), with lines around where a pattern spans
+    line ends. {"": 0} (every line) if a pattern names no text. The rules' own lines are kept as they match."""
+    patterns = [m.pattern for m in messages.values()]
+    patterns += [rx for e in entries for s in e.meta.signatures for rx in s.evidence]
+    out: dict[str, int] = {}
+    for p in dict.fromkeys(patterns):
+        found = line_literals(p)
+        if found is None:
+            return {"": 0}
+        for lit, reach in found.items():
+            out[lit] = max(out.get(lit, 0), reach)
+    return out
+
+
 _INDEXES: dict[tuple[str, ...], object] = {}
 
 
@@ -292,7 +303,7 @@ def _index(entries: list[Entry], messages: dict[str, Message]):
 
     key = tuple(f"{e.slug}:{e.meta.title}" for e in entries) + tuple(messages)
     if key not in _INDEXES:
-        _INDEXES[key] = Index(entries, messages.values())
+        _INDEXES[key] = Index.load(entries, messages.values())
     return _INDEXES[key]
 
 
@@ -562,11 +573,14 @@ def _check(s: Signature, t: Template, joined: str):
     return fits
 
 
-def _matches(table: list[Rule], text: str, block: list[str]) -> dict[int, list[Rule]]:
-    """Index of each line of the block that some rule matches -> those rules, lines in order."""
+def _matches(table: list[Rule], text: str, block: list[str], low: str | None = None) -> dict[int, list[Rule]]:
+    """Index of each line of the block that some rule matches -> those rules, lines in order. `low`: the text
+    lowercased, to skip at C speed a rule whose required text is not in the block."""
     starts: list[int] = []
     found: dict[int, dict[int, Rule]] = {}
     for r in table:
+        if low is not None and (lit := _rule_literal(r.rx.pattern)) and lit not in low:
+            continue
         for m in r.scan.finditer(text):
             if not starts:
                 starts = list(itertools.accumulate((len(ln) + 1 for ln in block[:-1]), initial=0))
@@ -576,12 +590,50 @@ def _matches(table: list[Rule], text: str, block: list[str]) -> dict[int, list[R
     return {i: list(found[i].values()) for i in sorted(found)}
 
 
+PROGRESS_FROM = 2**20  # bytes of a log from which reading it shows progress
+
+
+@contextlib.contextmanager
+def progress(stream):
+    """The stream, counted on a progress bar on stderr while it is read: only where stderr is a terminal, for a
+    file large enough to take a while (a pipe has no size to count against)."""
+    try:
+        size = os.fstat(stream.fileno()).st_size if stat.S_ISREG(os.fstat(stream.fileno()).st_mode) else 0
+    except (OSError, AttributeError, ValueError):
+        size = 0
+    if size < PROGRESS_FROM or not sys.stderr.isatty():
+        yield stream
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("reading the log"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True, redirect_stdout=False, redirect_stderr=False) as bar:
+        task = bar.add_task("read", total=size)
+
+        class Counted:
+            def read(self, n: int = -1) -> bytes:
+                data = stream.read(n)
+                bar.advance(task, len(data))
+                return data
+
+        yield Counted()
+
+
+@functools.lru_cache(maxsize=None)
+def _rule_literal(pattern: str) -> str:
+    """The text any match of a rule holds, lowercased (rules match case-insensitively); "" if unknown."""
+    return required_literal(pattern).lower()
+
+
 def explain_command(log: str | None, as_json: bool, markdown: bool = False, engines: list[str] = ()) -> int:
     """Print the entries whose signatures the log shows, matches first; return 1 if any is reported
     (`match` or `possible`), 0 if none (KBError on bad input). `markdown`: the reply to paste instead."""
-    from convkb.match.status import parse_engines
+    wanted = []
+    if engines:  # convkb.match.status reads records (pydantic models): only when asked
+        from convkb.match.status import parse_engines
 
-    wanted = parse_engines(list(engines))
+        wanted = parse_engines(list(engines))
     entries = load_all()
     messages = message_index.load_all(entries=entries)
     name, stream = open_log(log)
@@ -590,7 +642,8 @@ def explain_command(log: str | None, as_json: bool, markdown: bool = False, engi
     told: list[Message] = []
     ruled: list[Explained] = []
     try:
-        ranked, query = explain(name, stream, entries, messages, seen, lines, told, ruled)
+        with progress(stream) as reading:
+            ranked, query = explain(name, reading, entries, messages, seen, lines, told, ruled)
     finally:
         if log not in (None, "-"):
             stream.close()

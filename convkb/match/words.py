@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from pathlib import Path
 
 from convkb.engines import NAMES
 from convkb.entries import Entry
@@ -53,14 +54,33 @@ def general(term: str) -> float:
     """The factor for a term: 1 for any but a Chinese word that general Chinese uses often."""
     if not _CJK.fullmatch(term):
         return 1.0
-    try:
-        from jieba.analyse import default_tfidf
-    except ImportError:
-        return 1.0
-    idf = default_tfidf.idf_freq.get(term)
+    idf = _general_idf().get(term)
     if idf is None:
         return 1.0  # not in general Chinese at all: a term of art
     return max(GENERAL_FLOOR, min(1.0, (idf - GENERAL_LOW) / (GENERAL_HIGH - GENERAL_LOW)))
+
+
+def _jieba_file(*parts: str):
+    """A data file of the installed jieba, found without importing it (None without jieba)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("jieba")
+    return Path(spec.origin).parent.joinpath(*parts) if spec and spec.origin else None
+
+
+@functools.cache
+def _general_idf() -> dict[str, float]:
+    """jieba.analyse's default IDF table (default_tfidf.idf_freq), read as it reads it: importing jieba.analyse
+    also loads jieba.posseg's tag dictionary, seconds for a table of one file."""
+    path = _jieba_file("analyse", "idf.txt")
+    if path is None or not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        word, freq = line.strip().split(" ")
+        out[word] = float(freq)
+    return out
 
 
 TAUGHT_FREQ = 20_000  # more than most words jieba knows (错误 6,379, 模型 2,890): a taught word is cut whole
@@ -285,12 +305,49 @@ class Index:
                 self.weights.setdefault(term, []).append((i, w))
         self.names = frozenset(w for e in entries for w in names(e))
 
+    _untaught: tuple | None = None  # (entries, messages) of an index read from the cache: jieba not yet taught
+
+    @classmethod
+    def load(cls, entries: list[Entry], messages=()) -> Index:
+        """Index(entries, messages), kept in the cache (.kb/cache/words) by what it is built from: the pages'
+        fields, this module's code and jieba's dictionaries. Building it cuts every page with jieba (seconds);
+        reading it takes milliseconds, and a report without Chinese never loads jieba at all."""
+        import hashlib
+        import pickle
+
+        from convkb import paths
+        from convkb.entries import write_whole
+
+        messages = list(messages)
+        h = hashlib.sha256(Path(__file__).read_bytes())
+        for f in (_jieba_file("dict.txt"), _jieba_file("analyse", "idf.txt")):
+            st = f.stat() if f and f.is_file() else None
+            h.update(f"{f}:{st and (st.st_size, st.st_mtime_ns)}".encode())
+        for e in entries:
+            h.update(f"\0{e.slug}\0".encode() + e.meta.model_dump_json().encode())
+        for m in messages:
+            h.update(b"\0" + m.model_dump_json().encode())
+        kept = paths.state("cache") / "words" / f"{h.hexdigest()[:32]}.pickle"
+        try:
+            docs, weights, names_ = pickle.loads(kept.read_bytes())
+        except Exception:  # absent, torn or from another Python: build it
+            index = cls(entries, messages)
+            write_whole(kept, pickle.dumps((index.docs, index.weights, index.names)))
+            return index
+        index = cls.__new__(cls)
+        index.pages, index.docs, index.weights, index.names = [*entries, *messages], docs, weights, names_
+        index._untaught = (entries, messages)
+        return index
+
     def scores(self, groups: list[list[str]]) -> dict[int, float]:
         return best_of(groups, self.names, lambda term: self.weights.get(term, ()))
 
     def rank(self, text: str) -> list[tuple[Entry | Message, float, list[str]]]:
         """Pages (entries and messages) by score, best first, with the query words each one shares (those with a
         score only)."""
+        if self._untaught and _CJK.search(text):  # cut the report as the pages were cut: with their words taught
+            teach_segmenter(*self._untaught)
+            self._untaught = None
         groups = corrected(query_groups(text), self.weights)
         query = [w for g in groups for w in g]
         out = []
