@@ -71,10 +71,10 @@ FAMILIES: dict[str, tuple[Callable[[], Model], str]] = {
     "mobilevit": (mobilevit, "other"),
     "conformer": (conformer, "other"),
     "detr-decoder": (detr_decoder, "other"),
-    "encodec": (encodec, "other"),
+    "encodec": (encodec, "rnn"),
     "dac": (dac, "other"),
     "rtdetr-encoder": (rtdetr_encoder, "other"),
-    "mobilevitv2": (mobilevitv2, "other"),
+    "mobilevitv2": (mobilevitv2, "cnn"),
     "efficientformer": (efficientformer, "other"),
     "gpt-neox": (gpt_neox, "other"),
 }
