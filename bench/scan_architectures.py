@@ -161,10 +161,19 @@ def main() -> int:
                              if (why := label.fails_as_described(e, *_evidence(labels, n)))}
                  for e in entries}
     wanted = set(args.entries.split(",")) if args.entries else None
+    # per file, pipeline -> the entries whose log line or crash signal shows there: a NaN or wrong output in
+    # that run may be theirs, so it cannot refute another entry (_refuted)
+    described: dict[str, dict[str, set[str]]] = {n: defaultdict(set) for n in scanned}
+    for e in entries:
+        for n in scanned:
+            for hit in label.signature_hits(e, *_evidence(labels, n)):
+                if _kind(hit) in SPECIFIC:
+                    described[n][hit.split(": ", 1)[0]].add(e.meta.id)
 
     rows, details, guards = [], [], []
     tp_all = fn_all = fa_all = tp_spec = pos_spec = masked_all = 0
     by_split: dict[str, Counter] = defaultdict(Counter)  # per split (tuned / held out): tp, missed, false, masked
+    false_by: dict[str, Counter] = defaultdict(Counter)  # per split: entry id -> false alarms
     for e in entries:
         eid = e.meta.id
         if wanted and eid not in wanted and e.slug not in wanted:
@@ -176,7 +185,8 @@ def main() -> int:
         scope = [p for p in label.PIPELINES if label.PIPELINE_ENGINES[p] & set(e.meta.engines)
                  and ("quantizer" in e.meta.components) == (p in label.QUANTIZER_PIPELINES)]
         reported = [n for n in scanned if n not in pos and eid in matched[n]]
-        masked = [n for n in reported if not _refuted(e, *_evidence(labels, n), _pattern_scope(e, matched[n][eid], scope))]
+        masked = [n for n in reported if not _refuted(e, *_evidence(labels, n), _pattern_scope(e, matched[n][eid], scope),
+                                                      {p for p, ids in described[n].items() if ids - {eid}})]
         false = [n for n in reported if n not in masked]
         if is_guard:
             guards.append((e, status, tp + false, list(pos)))
@@ -188,6 +198,8 @@ def main() -> int:
         for kind, names in (("tp", tp), ("missed", miss), ("false", false), ("masked", masked)):
             for n in names:
                 by_split[_split(labels["files"][n]["family"])][kind] += 1
+        for n in false:
+            false_by[_split(labels["files"][n]["family"])][eid] += 1
         tp_spec, pos_spec = tp_spec + len([n for n in specific if n in tp]), pos_spec + len(specific)
         rows.append((eid, e.slug, len(pos), len(tp), len(miss), len(false), len(masked), _pct(len(tp), len(pos)),
                      _pct(len([n for n in specific if n in tp]), len(specific)), _pct(len(tp), len(tp) + len(false)),
@@ -232,7 +244,8 @@ def main() -> int:
         c = by_split[split]
         fams = sorted({labels["files"][n]["family"] for n in scanned if _split(labels["files"][n]["family"]) == split})
         print(f"  {split} families ({len(fams)}): recall {c['tp']}/{c['tp'] + c['missed']} "
-              f"{_pct(c['tp'], c['tp'] + c['missed'])}; false alarms {c['false']}; masked {c['masked']}")
+              f"{_pct(c['tp'], c['tp'] + c['missed'])}; false alarms {c['false']}{_by_entry(false_by[split])}; "
+              f"masked {c['masked']}")
     print("  (real: transformers / timm models, bench/arch/models_real.py, never used to tune)" if args.real else
           "  (tuned: the families the trigger patterns were fitted to; held out: bench/arch/models HELD_OUT, "
           "added after, never used to tune)")
@@ -286,7 +299,17 @@ def main() -> int:
     for (p, outcome, line), c in unclaimed.most_common(25):
         print(f"  {c:3d}  {p:20s} {outcome:8s} {line[:110]}  (e.g. {examples[(p, outcome, line)]})")
     print(f"\n{time.monotonic() - t0:.1f}s")
+    # the one line to compare runs by: recall on engine-confirmed failures and false alarms, per split
+    print("summary: " + "; ".join(
+        f"{split}: recall {c['tp']}/{c['tp'] + c['missed']} {_pct(c['tp'], c['tp'] + c['missed'])}, "
+        f"false alarms {c['false']}{_by_entry(false_by[split])}, masked {c['masked']}"
+        for split in (("real",) if args.real else ("tuned", "held out")) for c in [by_split[split]]))
     return 0
+
+
+def _by_entry(counts: Counter) -> str:
+    """' (KB059 1, KB060 2)': false alarms per entry, or nothing when there are none."""
+    return f" ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))})" if counts else ""
 
 
 SPECIFIC = ("log", "crash")
@@ -341,17 +364,24 @@ def _pattern_scope(entry, found: list[str], scope: list[str]) -> list[str]:
     return [p for p in scope if label.CONVERTER[p] in engines] or scope
 
 
-def _refuted(entry, pipelines: dict, ablations: dict, scope: list[str]) -> bool:
+def _refuted(entry, pipelines: dict, ablations: dict, scope: list[str], others: set[str] = frozenset()) -> bool:
     """Does some pipeline in scope show that the engine does not have this entry's problem on the file?
     It does when it runs to correct outputs; when its outputs are NaN or wrong though the entry describes
     no such failure; or when the entry's ablation shows the failure is another's (it stays with this
-    trigger alone put back). A pipeline that stopped earlier (error, crash), or whose silent failure no
-    ablation can pin on a trigger, shows nothing: the match is then "masked", neither confirmed nor refuted."""
+    trigger alone put back). A pipeline that stopped earlier (error, crash), whose silent failure no
+    ablation can pin on a trigger, or whose NaN or wrong output follows another entry's log line or crash
+    in the same run (`others`: onnx2ncnn prints "Unsupported transpose type !", writes the model anyway, and
+    its outputs are garbage whatever else is wrong), shows nothing: the match is then "masked", neither
+    confirmed nor refuted."""
     kinds = {s.kind for s in entry.meta.signatures}
     for p in scope:
         outcome = pipelines.get(p, {}).get("outcome", "skipped")
         ablated = (ablations.get(entry.slug) or {}).get("pipelines", {}).get(p, {})
-        if outcome == "ok" or (outcome in ("nan", "mismatch") and outcome not in kinds):
+        if outcome == "ok":
+            return True
+        if outcome in ("nan", "mismatch") and p in others and ablated.get("clean") != "ok":
+            continue
+        if outcome in ("nan", "mismatch") and outcome not in kinds:
             return True
         if outcome in ("nan", "mismatch") and ablated.get("clean") == "ok" and ablated.get("trigger_only") != outcome:
             return True

@@ -116,6 +116,10 @@ class Pattern(Strict):
     through: list[str] = []
     checks: list[str] = []  # the checks that measure this pattern (names or globs, e.g. variant-*): a
     # match's status cites only these
+    # Pairs of [node, input slot, dimension] whose constants must have that dimension equal, for a
+    # dependency between two nodes' constants: GroupNorm's export, InstanceNormalization over G groups then
+    # the affine weight over C channels, is [[norm, 1, 0], [scale, 1, 0]] for G == C.
+    same_dims: list[tuple[tuple[str, int, int], tuple[str, int, int]]] = []
 
     def measured_by(self, names) -> list[str]:
         """The check names among `names` that `checks` selects."""
@@ -132,6 +136,10 @@ class Pattern(Strict):
                     raise ValueError(f"pattern {self.name!r}: edge names unknown node {n!r}")
         if len(self._order()) != len(names):
             raise ValueError(f"pattern {self.name!r}: nodes are not connected by edges")
+        for pair in self.same_dims:
+            for n, _, _ in pair:
+                if n not in names:
+                    raise ValueError(f"pattern {self.name!r}: same_dims names unknown node {n!r}")
         return self
 
     def _order(self, start: str | None = None) -> list[str]:
@@ -337,6 +345,12 @@ class GraphIndex:
         t = self._const(name)
         return list(t.dims) if t is not None else None
 
+    def const_dim(self, i: int, slot: int, dim: int) -> int | None:
+        """Dimension `dim` of node i's constant input `slot`, or None (no such input, not a constant)."""
+        node = self.nodes[i]
+        shape = self.const_shape(node.input[slot]) if slot < len(node.input) else None
+        return shape[dim] if shape is not None and -len(shape) <= dim < len(shape) else None
+
     def const_value(self, name: str):
         """A constant's value as a (nested) list, e.g. ReduceMean's axes input."""
         import onnx.numpy_helper
@@ -421,6 +435,9 @@ def match_graph(pattern: Pattern, index: GraphIndex) -> list[Match]:
 
     def extend(k: int, placed: dict[str, int]) -> None:
         if k == len(order):
+            if not all(index.const_dim(placed[a], sa, da) == index.const_dim(placed[b], sb, db) is not None
+                       for (a, sa, da), (b, sb, db) in pattern.same_dims):
+                return
             key = frozenset(placed.values())
             if key not in found:
                 found[key] = Match(

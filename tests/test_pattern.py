@@ -241,3 +241,30 @@ def test_input_types_follow_the_type_through_the_graph(in_type, between, hit):
     g = helper.make_graph([mid, cast], "g", [helper.make_tensor_value_info("x", in_type, [1, 4])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[axes])
     assert bool(find([NOT_FLOAT_CAST], helper.make_model(g))) is hit
+
+
+GROUPS_EQ_CHANNELS = {
+    "name": "groups-eq-channels", "summary": "",
+    "nodes": {"norm": {"op": "InstanceNormalization"}, "scale": {"op": "Mul"}},
+    "edges": [["norm", "scale"]], "through": ["Reshape"],
+    "same_dims": [[["norm", 1, 0], ["scale", 1, 0]]],
+}
+
+
+@pytest.mark.parametrize("groups, channels, hit", [(8, 8, True), (2, 8, False), (1, 8, False)])
+def test_same_dims_compares_constants_of_two_matched_nodes(groups, channels, hit):
+    """GroupNorm's export: InstanceNormalization over G groups (scale of shape (G,)), then the affine
+    weight of shape (C, 1). Only G == C is the same dimension in both constants."""
+    inits = [helper.make_tensor("g", TensorProto.FLOAT, [groups], [1.0] * groups),
+             helper.make_tensor("b", TensorProto.FLOAT, [groups], [0.0] * groups),
+             helper.make_tensor("w", TensorProto.FLOAT, [channels, 1], [1.0] * channels)]
+    nodes = [helper.make_node("InstanceNormalization", ["x", "g", "b"], ["n"]),
+             helper.make_node("Mul", ["n", "w"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
+    assert bool(find([Pattern.model_validate(GROUPS_EQ_CHANNELS)], helper.make_model(g))) is hit
+
+
+def test_same_dims_must_name_pattern_nodes():
+    with pytest.raises(ValueError, match="same_dims names unknown node 'nope'"):
+        Pattern.model_validate({**GROUPS_EQ_CHANNELS, "same_dims": [[["norm", 1, 0], ["nope", 1, 0]]]})

@@ -70,6 +70,22 @@ class Slice(nn.Module):
         return x[:, 2:4]
 
 
+class RelativePositionBias(nn.Module):
+    """EfficientFormer / LeViT attention bias: a learned (heads, N) table indexed by a constant (N, N) buffer of
+    relative offsets, added to the scores. torch's exporter keeps the Gather of the parameter."""
+
+    def __init__(self, heads=C, res=2):
+        super().__init__()
+        n = res * res
+        self.attention_biases = nn.Parameter(torch.randn(heads, n))
+        pts = [(i, j) for i in range(res) for j in range(res)]
+        idx = [abs(a[0] - b[0]) * res + abs(a[1] - b[1]) for a in pts for b in pts]
+        self.register_buffer("attention_bias_idxs", torch.tensor(idx).view(n, n), persistent=False)
+
+    def forward(self, scores):
+        return (scores + self.attention_biases[:, self.attention_bias_idxs]).softmax(3)
+
+
 class Block(nn.Module):
     """A realistic block: conv, keep some channels (pruning), conv."""
 
@@ -111,6 +127,7 @@ def variants():
     yield Case("tensor-index-last-axis", TensorIndex(last=True), (x,), opset=13, dynamo=False, **io)
     yield Case("torch-gather", TorchGather(), (x,), opset=13, dynamo=False, **io)
     yield Case("pruned-block-opset17", Block(), (x,), opset=17, dynamo=False, **io)
+    yield Case("relative-position-bias", RelativePositionBias(), (torch.randn(1, C, 4, 4),), opset=17, dynamo=False, **io)
     # Near misses: one constant index, which onnx2ncnn folds into a Crop; a plain slice.
     yield Case("int-index-near-miss", IntIndex(2), (x,), opset=13, dynamo=False, **io)
     yield Case("int-index-last-axis-near-miss", IntIndex(2, last=True), (x,), opset=13, dynamo=False, **io)

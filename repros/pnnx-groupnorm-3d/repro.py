@@ -13,7 +13,7 @@ def seeded(make, seed=0):
     torch.manual_seed(seed)
     m = make()
     for p in m.modules():  # non-trivial affine parameters, so a dropped weight or bias shows
-        if isinstance(p, (nn.GroupNorm, nn.InstanceNorm1d, nn.InstanceNorm2d)) and p.affine:
+        if isinstance(p, (nn.GroupNorm, nn.InstanceNorm1d, nn.InstanceNorm2d)) and getattr(p, "affine", True):
             p.weight.data.uniform_(0.5, 1.5)
             p.bias.data.uniform_(-0.5, 0.5)
     return m
@@ -56,6 +56,18 @@ class ConvInstanceNorm(nn.Module):
         super().__init__()
         self.conv = nn.Conv1d(C, C, 3, padding=1)
         self.norm = nn.InstanceNorm1d(C, affine=True)
+
+    def forward(self, x):
+        return torch.relu(self.norm(self.conv(x)))
+
+
+class ConvGroupNorm(nn.Module):
+    """A Conv1d, then GroupNorm(groups, C) on its (N, C, L) output (EnCodec's SConv1d, time_group_norm)."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.conv = nn.Conv1d(C, C, 3, padding=1)
+        self.norm = nn.GroupNorm(groups, C)
 
     def forward(self, x):
         return torch.relu(self.norm(self.conv(x)))
@@ -115,3 +127,12 @@ def variants():
     yield variant("groupnorm-cc-4d-near-miss", gn(), x4)
     yield variant("instancenorm2d-near-miss", seeded(lambda: Norm("instancenorm2d")), x4)
     yield variant("layernorm-3d-near-miss", seeded(lambda: nn.LayerNorm(L)), x3)
+    # Fewer groups than channels on the same 3-D tensor: the Reshape into groups is no no-op, pnnx keeps the
+    # GroupNorm (EnCodec's time_group_norm is GroupNorm(1, C) after a Conv1d).
+    yield variant("groupnorm-2-groups-3d-near-miss", seeded(lambda: Norm("groupnorm", groups=2)), x3)
+    yield variant("groupnorm-1-group-3d-dynamo-near-miss", seeded(lambda: Norm("groupnorm", groups=1)), x3, opset=18,
+                  dynamo=True, export_kwargs={"external_data": False})
+    yield variant("conv-groupnorm-1-group-near-miss", seeded(lambda: ConvGroupNorm(1)), x3)
+    # GroupNorm(C, C) on 4-D, as diffusers / RT-DETR write it, from the dynamo exporter.
+    yield variant("groupnorm-cc-4d-dynamo-near-miss", gn(), x4, opset=18, dynamo=True,
+                  export_kwargs={"external_data": False})

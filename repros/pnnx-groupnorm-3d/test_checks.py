@@ -14,7 +14,9 @@ def via_pnnx(s, source, case, **kw):
 
 VARIANTS = ["groupnorm-cc-opset13", "groupnorm-cc-opset18", "groupnorm-cc-dynamo", "groupnorm-cc-onnxsim",
             "feature-encoder-opset17", "feature-encoder-dynamo", "conv-instancenorm1d-opset13",
-            "groupnorm-cc-4d-near-miss", "instancenorm2d-near-miss", "layernorm-3d-near-miss"]
+            "groupnorm-cc-4d-near-miss", "instancenorm2d-near-miss", "layernorm-3d-near-miss",
+            "groupnorm-2-groups-3d-near-miss", "groupnorm-1-group-3d-dynamo-near-miss", "conv-groupnorm-1-group-near-miss",
+            "groupnorm-cc-4d-dynamo-near-miss"]
 
 
 @checks.variants("pnnx", BUG, VARIANTS, needs=["ncnn"], **TOL)

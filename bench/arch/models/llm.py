@@ -96,3 +96,57 @@ class T5Block(nn.Module):
 
 def t5_rmsnorm_ff() -> Model:
     return Model(_perturb_norms(T5Block()), (torch.randn(1, 16, 64),), ["hidden_states"], ["output"])
+
+
+# --------------------------------------------------------------------------------------------------
+# GPT-NeoX block (transformers GPTNeoXLayer, use_parallel_residual=True, rotary_pct=0.25): nn.LayerNorm,
+# one fused query_key_value Linear viewed as (B, S, H, 3 * hd), partial rotary on the first quarter of
+# each head, a causal mask by torch.where on a bool buffer with finfo.min, fp32 softmax, GELU MLP,
+# x + attn(ln1(x)) + mlp(ln2(x)); final LayerNorm
+# --------------------------------------------------------------------------------------------------
+
+
+class GPTNeoXLayer(nn.Module):
+    def __init__(self, dim=64, heads=4, seq=16, rotary_pct=0.25):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.rot = int(self.hd * rotary_pct)
+        self.input_layernorm, self.post_attention_layernorm = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.query_key_value, self.dense = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.dense_h_to_4h, self.dense_4h_to_h = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+        inv = 1.0 / (10000 ** (torch.arange(0, self.rot, 2).float() / self.rot))
+        emb = torch.cat([torch.outer(torch.arange(seq).float(), inv)] * 2, -1)
+        self.register_buffer("cos", emb.cos()[None, None], persistent=False)
+        self.register_buffer("sin", emb.sin()[None, None], persistent=False)
+        self.register_buffer("bias", torch.tril(torch.ones(seq, seq, dtype=torch.bool))[None, None], persistent=False)
+
+    def attention(self, x):
+        B, S, D = x.shape
+        qkv = self.query_key_value(x).view(B, S, self.heads, 3 * self.hd).permute(0, 2, 1, 3)
+        q, k, v = qkv[..., : self.hd], qkv[..., self.hd: 2 * self.hd], qkv[..., 2 * self.hd:]
+        q_rot, q_pass = q[..., : self.rot], q[..., self.rot:]
+        k_rot, k_pass = k[..., : self.rot], k[..., self.rot:]
+        q = torch.cat((q_rot * self.cos + rotate_half(q_rot) * self.sin, q_pass), dim=-1)
+        k = torch.cat((k_rot * self.cos + rotate_half(k_rot) * self.sin, k_pass), dim=-1)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd)
+        scores = torch.where(self.bias[:, :, :S, :S], scores, torch.finfo(scores.dtype).min)
+        probs = F.softmax(scores, dim=-1, dtype=torch.float32).to(v.dtype)
+        return self.dense(torch.matmul(probs, v).transpose(1, 2).reshape(B, S, D))
+
+    def forward(self, h):
+        mlp = self.dense_4h_to_h(F.gelu(self.dense_h_to_4h(self.post_attention_layernorm(h))))
+        return h + self.attention(self.input_layernorm(h)) + mlp
+
+
+class TinyNeoX(nn.Module):
+    def __init__(self, dim=64, layers=2):
+        super().__init__()
+        self.layers = nn.Sequential(*[GPTNeoXLayer(dim) for _ in range(layers)])
+        self.final_layer_norm = nn.LayerNorm(dim)
+
+    def forward(self, inputs_embeds):
+        return self.final_layer_norm(self.layers(inputs_embeds))
+
+
+def gpt_neox() -> Model:
+    return Model(_perturb_norms(TinyNeoX()), (torch.randn(1, 16, 64),), ["inputs_embeds"], ["hidden_states"])
