@@ -21,8 +21,10 @@ import ncnn  # noqa: E402,F401
 import onnxruntime  # noqa: E402,F401
 
 from convkb import child  # noqa: E402
+from convkb.target import unbuffer_c_stdio  # noqa: E402
 from convkb.entries import find  # noqa: E402
-from convkb.harness import load_checks, run_check  # noqa: E402
+from convkb.checks import load_checks  # noqa: E402
+from convkb.harness import run_check  # noqa: E402
 
 
 def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=None, **kwargs):
@@ -39,7 +41,7 @@ def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=N
             code = 1
             try:
                 os.dup2(log.fileno(), 1), os.dup2(log.fileno(), 2)
-                child.unbuffer_c_stdio()
+                unbuffer_c_stdio()
                 fn(**kwargs)  # a step reports through the files it writes, as in convkb.child
                 code = 0
             except SystemExit as e:

@@ -81,7 +81,7 @@ def end_to_end(paths: list[Path], engines: list[str]) -> None:
     secs = sorted(t for t, _ in times)
     worst = max(times)
     worst_cpu = max(cpus)
-    print(f"kb scan {' '.join(flags)} end to end on {len(times)} models: median {statistics.median(secs):.2f} s, "
+    print(f"kb scan{''.join(' ' + f for f in flags)} end to end on {len(times)} models: median {statistics.median(secs):.2f} s, "
           f"worst {worst[0]:.2f} s ({worst[1].name}); CPU median {statistics.median(c for c, _ in cpus):.2f} s, "
           f"worst {worst_cpu[0]:.2f} s ({worst_cpu[1].name})")
 

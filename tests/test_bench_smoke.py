@@ -52,7 +52,7 @@ def test_scan_speed(tmp_path):
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "tiny", [x], [y])
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "tiny.onnx"))
     out = bench("scan_speed.py", str(tmp_path / "tiny.onnx"), "--sizes", "1000")
-    figures(out, r"^kb scan end to end on 1 models: median \d+\.\d+ s, worst \d+\.\d+ s \(tiny\.onnx\)$",
+    figures(out, r"^kb scan end to end on 1 models: median \d+\.\d+ s, worst \d+\.\d+ s \(tiny\.onnx\); CPU median \d+\.\d+ s, worst \d+\.\d+ s \(tiny\.onnx\)$",
             r"^\d+ entries, \d+ trigger patterns$", r"^\s+\d{3,4}\s+\d+\.\d{3}\s+\d+\.\d\s+\d+$")
 
 
