@@ -32,7 +32,7 @@ WORD_CANDIDATES = 10
 
 def candidates(text: str, table, index) -> dict[str, list[float]]:
     """Each candidate page's features."""
-    from convkb.match.lines import named_engines
+    from convkb.match.words import named_engines
 
     feats: dict[str, dict[str, float]] = {}
     hits = table.hits(text)

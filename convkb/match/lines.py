@@ -30,18 +30,12 @@ from typing import NamedTuple
 from convkb.entries import Entry
 from convkb.judge import ERRORISH
 from convkb.match.explain import LAYER_LINE, NCNN_LAYER_NAMES, op_claims, literal_chars
-from convkb.match.words import Index, query_groups
+from convkb.match.words import ENGINE_WORDS, Index, named_engines, query_groups
 from convkb.schema import Message
 
 ENTRY, MESSAGE = "entry", "message"
 # A word that names an engine: its name, alone or starting a tool's name (MNNConvert, mnnquant, ncnn2table,
 # pnnxparam); onnx2ncnn is not ncnn's word (the '2' before it), it is its own.
-ENGINE_WORDS = {e: rf"(?<![A-Za-z0-9_]){e}" for e in ("mnn", "ncnn", "pnnx", "onnx2ncnn")}
-
-
-def named_engines(text: str) -> set[str]:
-    """The engines the text names by one of their words (the browser scripts test the same ENGINE_WORDS)."""
-    return {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
 # A line that reads like an error, as kb explain finds a log's first error (convkb.judge.ERRORISH), in the part of
 # regex syntax both languages read alike.
 _ERRORISH = re.compile(ERRORISH.pattern, re.IGNORECASE | re.ASCII)

@@ -32,6 +32,13 @@ that so still cannot can't well uses used comes come ran run runs any there them
 这个 这些 那个 什么 原因 或者 需要 可以 还是 但是 然后 时候 一下 一样 没有 不能 能够 支持 提示 打印 说明
 成功 失败 结果 输出 输入 导出 过程 之后 以后 直接 还有 已经 里面 时报""".split())
 
+ENGINE_WORDS = {e: rf"(?<![A-Za-z0-9_]){e}" for e in ("mnn", "ncnn", "pnnx", "onnx2ncnn")}
+
+
+def named_engines(text: str) -> set[str]:
+    """The engines the text names by one of their words (the browser scripts test the same ENGINE_WORDS)."""
+    return {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
+
 
 @functools.cache
 def _jieba():
@@ -398,7 +405,6 @@ class SiteIndex:
 
     def rank(self, text: str) -> list[str]:
         """The pages that share the query's words, best first (ties in page order); the named engines' first."""
-        from convkb.match.lines import named_engines
 
         scores = self.index.scores(corrected(self.query(text), self.index.weights))
         named = named_engines(text)
@@ -406,7 +412,6 @@ class SiteIndex:
                                               key=lambda i: (not named & set(self.engines[i]), -scores[i], i))]
 
     def javascript(self) -> str:
-        from convkb.match.lines import ENGINE_WORDS
 
         data = {"pages": self.pages, "weights": self.index.weights, "names": sorted(self.index.names), "chinese": self.chinese,
                 "word": _WORD.pattern, "call": _CALL.pattern, "cjk": _CJK.pattern, "ref": _REF.pattern,
