@@ -131,7 +131,7 @@ def add_rows(checks: Checks, rows) -> None:
         engine = row.engine or pipe.engine
         common = dict(engine=engine, needs=tuple(e for e in pipe.needs if e != engine),
                       **{k: getattr(row, k) for k in ("atol", "rtol", "range_tol") if getattr(row, k) is not None})
-        opts = row.options()
+        opts = row.settings()
         if row.variants is not None:
             for case in variant_names(checks.dir / "repro.py"):
                 name = f"variant-{case}"

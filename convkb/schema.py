@@ -203,6 +203,9 @@ class CheckRow(Strict):
     flags: list[str] | None = None
     cpu: str | None = None
     precision: Literal["normal", "low", "high"] | None = None
+    fp16: bool | None = None
+    batch: bool | None = None
+    options: dict[str, bool | int] | None = None
     atol: float | None = None
     rtol: float | None = None
     range_tol: float | None = None  # quantized outputs: max diff as a fraction of the output range
@@ -218,16 +221,17 @@ class CheckRow(Strict):
             raise ValueError("a check row says exactly one of bug, variants, control, workaround")
         if self.run not in PIPELINES:
             raise ValueError(f"unknown pipeline {self.run!r}; known: {', '.join(PIPELINES)}")
-        wrong = [o for o in self.options() if o not in PIPELINES[self.run].options]
+        wrong = [o for o in self.settings() if o not in PIPELINES[self.run].options]
         if wrong:
             raise ValueError(f"pipeline {self.run!r} takes no option {', '.join(wrong)}")
         if (self.variants is None) != (self.case is not None and self.name is not None):
             raise ValueError("a row names its check and its case; a variants row neither (each variant is a case)")
         return self
 
-    def options(self) -> dict:
-        return {k: getattr(self, k) for k in ("source", "inputs", "outputs", "flags", "cpu", "precision")
-                if getattr(self, k) is not None}
+    def settings(self) -> dict:
+        """The pipeline's options the row sets."""
+        return {k: getattr(self, k) for k in ("source", "inputs", "outputs", "flags", "cpu", "precision", "fp16",
+                                              "batch", "options") if getattr(self, k) is not None}
 
 
 class EntryMeta(Strict):
