@@ -6,12 +6,6 @@ BUG = ["pipeline-missing-output", "input-not-found", "get-input-failed", "get-ou
        "run-crash"]
 
 
-@checks.bug("mnn", BUG)
-def passthrough_session(s):
-    """The same model with the Session API (Interpreter, createSession, runSession)."""
-    return s.mnn.run_session(s.mnn.convert("passthrough"), "passthrough")
-
-
 @checks.control("mnn")
 def consumed_output_module(s):
     """Control: an output that also feeds a Relu, no pass-through; both APIs run it."""

@@ -4,23 +4,6 @@ checks = Checks(__file__)
 BUG = ["compute-shape-while", "not-resized"]
 
 
-@checks.bug("mnn", BUG)
-def lstm_session(s):
-    """Default conversion, Session API."""
-    return s.mnn.run_session(s.mnn.convert("lstm"), "lstm")
-
-
-@checks.bug("mnn", BUG)
-def gru_session(s):
-    return s.mnn.run_session(s.mnn.convert("gru"), "gru")
-
-
-@checks.control("mnn")
-def conv_control_session(s):
-    """Control: no recurrent layer, the Session API runs it."""
-    return s.mnn.run_session(s.mnn.convert("conv-control"), "conv-control")
-
-
 @checks.workaround("mnn", "use-origin-rnn-impl")
 def lstm_origin_rnn_session(s):
     """--useOriginRNNImpl keeps the LSTM op: the Session API runs it."""

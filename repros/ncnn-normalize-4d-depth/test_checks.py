@@ -9,14 +9,6 @@ VARIANTS = ["opset13", "opset18", "dynamo", "onnxsim", "volume-conv3x3x3", "vide
             "two-frames", "depth-1-near-miss", "conv2d-near-miss", "conv2d-dynamo-near-miss"]
 
 
-@checks.bug("ncnn", BUG, needs=["pnnx"], **TOL)
-def pnnx_conv3d_normalize_arm64(s):
-    """The pnnx model of pnnx-conv3d-normalize on an emulated ARM Cortex-A76 (ARMv8.2, fp16 arithmetic), with
-    ncnn's aarch64 wheel of this release: where phones run it."""
-    param, bin = s.pnnx.convert(s.artifacts.torchscript("conv3d-normalize"), "conv3d-normalize")
-    return s.ncnn.run(param, bin, "conv3d-normalize", ["in0"], ["out0"], cpu="cortex-a76")
-
-
 @checks.variants("ncnn", BUG, VARIANTS, needs=["pnnx"], **TOL)
 def variant(s, case):
     """pnnx from the ONNX export, then this ncnn."""

@@ -13,17 +13,6 @@ def via_onnx2ncnn(s, case):
 
 
 # pnnx stores the weights as fp16: measured up to 3.8e-4 abs over pnnx 20240226 to 20261020.
-@checks.workaround("pnnx", "pnnx", needs=["ncnn"], atol=1e-3, rtol=1e-3)
-def pnnx_torchscript_convnext_mlp(s):
-    """pnnx from TorchScript (its fp16 weight storage explains differences of a few 1e-4)."""
-    param, bin = s.pnnx.convert(s.artifacts.torchscript("convnext-mlp"), "convnext-mlp")
-    return s.ncnn.run(param, bin, "convnext-mlp", ["in0"], ["out0"])
-
-
-@checks.workaround("pnnx", "pnnx", needs=["ncnn"], atol=1e-3, rtol=1e-3)  # as above: fp16 weights
-def pnnx_onnx_convnext_mlp(s):
-    param, bin = s.pnnx.convert(s.artifacts.onnx("convnext-mlp"), "convnext-mlp")
-    return s.ncnn.run(param, bin, "convnext-mlp", ["in0"], ["out0"])
 
 
 @checks.variants("onnx2ncnn", BUG, ["mlp-opset13", "mlp-opset17", "layer-scale", "single-linear-dynamo", "single-linear",

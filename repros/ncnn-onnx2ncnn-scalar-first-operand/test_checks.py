@@ -5,9 +5,6 @@ ABORT = ["protobuf-index-abort"]
 # ncnn's x86 InnerProduct keeps fp16 weights where the CPU has F16C, and pnnx stores fp16 weights: a correct
 # result differs from torch by up to 7.6e-4 (measured: onnx2ncnn opset-17 MLP, SiLU variant; pnnx up to 1.7e-4).
 TOL = dict(atol=1e-3, rtol=1e-3)
-# Approximate: onnx2ncnn writes every ONNX Gelu as ncnn's tanh-approximated GELU (0=1); measured 5.6e-4 from
-# torch's erf GELU here (9.6e-4 on the gelu-dynamo-opset20 variant's weights), fp16 weights included.
-APPROX_GELU = dict(atol=1e-3, rtol=1e-3)
 VARIANTS = ["gelu-dynamo-opset19", "gelu-dynamo-onnxsim", "gelu-tanh-dynamo", "gelu-tanh-torchscript",
             "convnext-dynamo", "vit-dynamo", "swin-torchscript", "scale-first-dynamo",
             "convnext-torchscript", "swin-dynamo", "gru-dynamo", "convnet-default",
@@ -40,36 +37,6 @@ def scalar_operand_second(src, dst):
 def via_onnx2ncnn(s, case, model=None):
     param, bin = s.onnx2ncnn.convert(model or s.artifacts.onnx(case))
     return s.ncnn.run(param, bin, case, ["in0"], ["out0"])
-
-
-@checks.bug("onnx2ncnn", ABORT, needs=["ncnn"], **TOL)
-def onnx2ncnn_mlp_gelu_dynamo(s):
-    """A ViT MLP (Linear, GELU, Linear) exported with dynamo=True at opset 18: GELU's Mul(0.5, x)."""
-    return via_onnx2ncnn(s, "mlp-gelu-dynamo")
-
-
-@checks.bug("onnx2ncnn", ABORT, needs=["ncnn"], **TOL)
-def onnx2ncnn_scale_first_torchscript(s):
-    """`x + gamma * conv(x)` with a 0-d gamma, exported with dynamo=False at opset 17: Mul(gamma, y)."""
-    return via_onnx2ncnn(s, "scale-first-torchscript")
-
-
-@checks.workaround("onnx2ncnn", "dynamo-false-opset17", needs=["ncnn"], **TOL)
-def onnx2ncnn_mlp_opset17(s):
-    """The same MLP exported with dynamo=False at opset 17: the GELU constants come second."""
-    return via_onnx2ncnn(s, "mlp-gelu-opset17")
-
-
-@checks.workaround("ncnn", "dynamo-false-opset17", needs=["onnx2ncnn"], **TOL)
-def ncnn_runs_mlp_opset17(s):
-    """The runtime half of the same workaround, keyed by the ncnn release that runs what onnx2ncnn wrote."""
-    return via_onnx2ncnn(s, "mlp-gelu-opset17")
-
-
-@checks.workaround("onnx2ncnn", "dynamo-opset20", needs=["ncnn"], **APPROX_GELU)
-def onnx2ncnn_mlp_dynamo_opset20(s):
-    """dynamo=True at opset 20 writes GELU as one Gelu node, which onnx2ncnn converts."""
-    return via_onnx2ncnn(s, "mlp-gelu-dynamo-opset20")
 
 
 @checks.workaround("onnx2ncnn", "fix-graph", needs=["ncnn"], **TOL)

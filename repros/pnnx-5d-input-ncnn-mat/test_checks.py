@@ -12,12 +12,6 @@ def via_pnnx(s, source, case, **kw):
     return s.ncnn.run(param, bin, case, ["in0"], ["out0"], **kw)
 
 
-@checks.workaround("pnnx", "feed-without-batch", needs=["ncnn"], **TOL)
-def torchscript_reflpad3d_fed_4d(s):
-    """The 5-D model pnnx wrote, fed as a 4-D (c, d, h, w) Mat with the batch axis dropped, not as its script does."""
-    return via_pnnx(s, s.artifacts.torchscript("reflpad3d"), "reflpad3d", batch=False)
-
-
 @checks.variants("pnnx", BUG, ["reflpad3d-opset13", "reflpad3d-opset17", "reflpad3d-dynamo", "reflpad3d-onnxsim",
                                 "replpad3d", "reflect3d-hw", "conv3d-reflect", "constant3d"], needs=["ncnn"], **TOL)
 def onnx(s, case):
