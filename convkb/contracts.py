@@ -33,10 +33,14 @@ def explain(entry: Entry, checks: Checks) -> str | None:
     entries = _corpus(_root(entry))
     missed = []
     for sig in (s for s in entry.meta.signatures if s.kind == "log" and s.example):
-        ranked, _ = run(f"{sig.id}.log", io.BytesIO(f"{sig.example}\n".encode()), entries)
+        ruled: list = []
+        ranked, _ = run(f"{sig.id}.log", io.BytesIO(f"{sig.example}\n".encode()), entries, ruled_out=ruled)
         found = {x.entry.slug for x in ranked}
-        # entries whose own log signature matches the same line share it: all must be found, in any order
-        sharing = {e.slug for e in entries for s in e.meta.signatures if s.kind == "log" and s.regex().search(sig.example)}
+        # entries whose own log signature matches the same line share it: all must be found, in any order, but
+        # those the line itself rules out (it names another op than their evidence needs)
+        refuted = {x.entry.slug for x in ruled}
+        sharing = {e.slug for e in entries for s in e.meta.signatures
+                   if s.kind == "log" and s.regex().search(sig.example)} - refuted
         if not {entry.slug} | sharing <= found:
             missed.append(f"{sig.id}: {sig.example!r} found {sorted(found)}, expected {sorted({entry.slug} | sharing)}")
     return "\n".join(missed) or None

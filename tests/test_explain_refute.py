@@ -108,3 +108,12 @@ def test_a_count_the_entry_does_not_have_rules_it_out(kb):
 def test_the_text_says_what_it_ruled_out_and_why(kb):
     _, text, _ = kb("These Op Not Support: ONNX::SpecAug\n")
     assert re.search(r"[Rr]uled out.*KB025 [^\n]*SpecAug", text, re.S), text
+
+
+def test_a_pattern_that_names_the_values_it_accepts_decides_alone(kb):
+    """KB022's pattern accepts `layer pnnx.Expression` (what old pnnx releases leave); its evidence proves the
+    Reduce* case only, so it must not rule the entry out on a pnnx.Expression line."""
+    rows, _, _ = kb("layer pnnx.Expression not exists or registered\n")
+    assert "pnnx-opset18-reduce-axes" in [r["entry"] for r in rows]
+    rows, _, _ = kb("layer Softmax2 not exists or registered\n")  # a value its pattern does not accept
+    assert "pnnx-opset18-reduce-axes" not in [r["entry"] for r in rows]

@@ -475,10 +475,14 @@ def test_matches_are_summarised_per_pattern(tmp_path, capsys):
 # ---- status for the engine versions asked about ----------------------------------------------
 
 def accepted(folder, check, **verdicts):
-    """Replace the entry's expected.yaml: `check` accepted with these verdicts per version."""
-    rows = {v[1:].replace("_", "."): {"verdict": verdict, "observed": "2026-11-21", "platform": "test", "record": "r"}
-            for v, verdict in verdicts.items()}
-    (folder / "expected.yaml").write_text(yaml.safe_dump({check: rows}))
+    """Replace the entry's expected.yaml: `check` accepted with these verdicts per version (on onnxruntime, the
+    engine the fixture entries' checks run)."""
+    from convkb import expectations
+
+    table = {check: {v[1:].replace("_", "."): expectations.Expectation(verdict=verdict, observed="2026-11-21",
+                                                                       platform="test")
+                     for v, verdict in verdicts.items()}}
+    expectations.write(folder / "expected.yaml", table, {check: "onnxruntime"})
 
 
 @pytest.fixture

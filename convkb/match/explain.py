@@ -556,6 +556,12 @@ def _check(s: Signature, t: Template, joined: str):
         return None
 
     own = t.rx.search(s.example)
+    # A pattern that names the values it accepts (`layer (Reduce\w+|pnnx\.Expression) not exists`) decides alone:
+    # its evidence then proves one of them, and does not exclude the others.
+    constrains = pattern is not None and own is not None and all(
+        (blank := _substitute(s.example, t, own.groups()[:i] + ("90817" if own.group(i + 1).isdigit() else "Zqxv",)
+                              + own.groups()[i + 1:])) is not None
+        and not pattern.search(blank[0]) for i in range(len(own.groups())))  # no slot takes just any value
 
     def fits(vals: tuple[str, ...]) -> bool:
         sub = _substitute(s.example, t, vals)
@@ -566,6 +572,8 @@ def _check(s: Signature, t: Template, joined: str):
         line, start, end = sub
         if pattern is not None and not pattern.search(line):
             return False
+        if constrains:
+            return True
         around = joined[:at] + line + joined[at + len(s.example):]
         return not reading or any(_holds(rx, around, (at + start, at + end)) if among else
                                   _holds(rx, line, (start, end)) for rx, among in reading)
