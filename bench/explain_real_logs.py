@@ -26,6 +26,7 @@ import yaml
 
 from convkb.entries import load_all
 from convkb.match import explain as ex
+from convkb.match import report
 
 HERE = Path(__file__).resolve().parent / "real_logs"
 
@@ -33,7 +34,7 @@ HERE = Path(__file__).resolve().parent / "real_logs"
 def run(path: Path, entries) -> list[dict]:
     with path.open("rb") as f:
         ranked, _ = ex.explain(str(path), f, entries)
-    rows = [ex._as_json(x) for x in ranked]
+    rows = [report.json_row(x) for x in ranked]
     for r in rows:
         r.setdefault("confidence", "match")  # before confidence existed, every result was a claim
     return rows
@@ -105,7 +106,7 @@ def composition(labels: list[dict], entries, results: dict) -> str:
         path, seen = HERE / lab["file"], []
         with path.open("rb") as f:
             ranked, _ = ex.explain(str(path), f, entries, messages, seen)
-        results[lab["file"]] = [ex._as_json(x) for x in ranked]
+        results[lab["file"]] = [report.json_row(x) for x in ranked]
         sharing += bool(seen) or any(x.hits for x in ranked)  # an indexed message, or a line an entry lists
     n = len(labels)
     zh = sum(x.get("language") == "zh" for x in labels)

@@ -208,7 +208,7 @@ def explain(
 
     Exit code: 0 none found, 1 found, 3 and up bad input (convkb/match/codes.py).
     """
-    from convkb.match.explain import explain_command
+    from convkb.match.report import explain_command
 
     if fmt not in ("text", "json", "markdown"):
         raise KBError("--format", f"{fmt!r}: expected text, json or markdown")

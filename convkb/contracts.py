@@ -184,7 +184,7 @@ def answer(entry: Entry, checks: Checks) -> str | None:
     import re
 
     from convkb.engines import ENGINES
-    from convkb.match.reply import _statuses, _what_to_do
+    from convkb.match.reply import _what_to_do
     from convkb.match.status import Statuses, Wanted
 
     problems = []

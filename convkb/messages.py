@@ -8,7 +8,6 @@ lists the upstream causes that are not entries; the entries that show it cite it
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 

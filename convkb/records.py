@@ -12,7 +12,7 @@ import socket
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Iterator
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 

@@ -16,7 +16,7 @@ from convkb import contracts
 from convkb.checks import load_checks
 from convkb.entries import load_all
 from convkb.match import codes
-from convkb.match.explain import explain_command
+from convkb.match.report import explain_command
 
 REPOS = Path(__file__).resolve().parents[1] / "repros"
 LAYERNORM = "ncnn-onnx2ncnn-layernorm"  # KB004

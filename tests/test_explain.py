@@ -15,7 +15,8 @@ from convkb import messages
 from convkb.entries import load_all
 from convkb.errors import KBError
 from convkb.match import codes, logfile
-from convkb.match.explain import explain_command, literal_chars
+from convkb.match.report import explain_command
+from convkb.match.rules import literal_chars
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "corpus"
@@ -471,7 +472,7 @@ def test_a_generic_line_gets_a_reply_with_its_own_numbers_and_the_message_page(f
 
 def test_a_native_ncnn_layer_name_is_no_evidence():
     """ncnn defines ArgMax (off in default builds): `layer ArgMax not exists` is printed for any converter."""
-    from convkb.match.explain import native_ncnn_layer
+    from convkb.match.rules import native_ncnn_layer
 
     assert native_ncnn_layer("ArgMax") and native_ncnn_layer("Convolution")
     assert not native_ncnn_layer("TopK") and not native_ncnn_layer("torch.std")

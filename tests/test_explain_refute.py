@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from convkb.match.explain import explain_command
+from convkb.match.report import explain_command
 
 REPO = Path(__file__).resolve().parents[1]
 CUSTOM_OP = "mnn-groupnorm-unregistered-custom-op"  # KB001: an op neither ONNX nor onnxruntime defines

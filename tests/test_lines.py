@@ -9,8 +9,9 @@ import pytest
 
 from convkb import messages as message_index
 from convkb.entries import load_all
-from convkb.match.explain import MATCH, NCNN_LAYER_NAMES, explain
-from convkb.match.lines import ENTRY, Table, portable
+from convkb.match.explain import MATCH, explain
+from convkb.match.rules import NCNN_LAYER_NAMES
+from convkb.match.lines import Table, portable
 from convkb.paths import repo_root
 
 ENTRIES = load_all(repo_root())

@@ -1,6 +1,5 @@
 """Trigger patterns match what they declare, and nothing else."""
 
-import onnx
 import pytest
 from onnx import TensorProto, helper
 

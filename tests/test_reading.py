@@ -33,7 +33,7 @@ def test_the_site_scan_explain_and_list_import_no_entry(fixture_corpus, no_entry
     from onnx import TensorProto, helper
 
     from convkb.cli import list_
-    from convkb.match.explain import explain_command
+    from convkb.match.report import explain_command
     from convkb.match.scan import scan_command
     from convkb.site.generate import render
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-import yaml
 from onnx import TensorProto, helper, numpy_helper
 
 from convkb.errors import KBError

@@ -14,7 +14,7 @@ import pytest
 
 from convkb.entries import load_all
 from convkb.match import explain as ex
-from convkb.match import logfile
+from convkb.match import logfile, rules
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "bench" / "real_logs"
@@ -47,7 +47,7 @@ def test_explain_on_a_log_imports_no_engine_and_no_segmenter(tmp_path, flags):
 
 def test_the_ncnn_layer_list_is_the_installed_ncnns():
     ncnn = pytest.importorskip("ncnn")
-    missing = [n for n in ex.NCNN_LAYER_NAMES if ncnn.layer_to_index(n) < 0]
+    missing = [n for n in rules.NCNN_LAYER_NAMES if ncnn.layer_to_index(n) < 0]
     assert not missing, f"NCNN_LAYER_NAMES names layers the installed ncnn does not register: {missing}"
 
 
@@ -146,8 +146,8 @@ def test_progress_is_shown_on_a_terminal_only(tmp_path):
 
     log = tmp_path / "big.log"
     log.write_text("[12:00:01] INFO convert op Conv /backbone/conv -> conv_1\n" * 40_000)  # > PROGRESS_FROM
-    code = ("import sys; from convkb.match import explain as ex\n"
-            "with open(sys.argv[1], 'rb') as f, ex.progress(f) as r:\n"
+    code = ("import sys; from convkb.match import report\n"
+            "with open(sys.argv[1], 'rb') as f, report.progress(f) as r:\n"
             "    print(type(r).__name__, file=sys.stdout)\n"
             "    while r.read(1 << 16): pass\n")
     piped = subprocess.run([sys.executable, "-c", code, str(log)], cwd=ROOT, capture_output=True, text=True)

@@ -613,7 +613,7 @@ def signature_hits(entry, pipelines: dict[str, dict], ablations: dict | None = N
     Hits are listed by pipeline (label.PIPELINES order), then in the entry's signature order, as
     "pipeline: signature (kind): evidence".
     """
-    from convkb.match.explain import evidence
+    from convkb.match.rules import evidence
 
     meta = entry.meta
     index = _message_index()

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from convkb.entries import Entry
 from convkb.judge import ERRORISH
-from convkb.match.explain import LAYER_LINE, NCNN_LAYER_NAMES, op_claims, literal_chars
+from convkb.match.rules import LAYER_LINE, NCNN_LAYER_NAMES, literal_chars, op_claims
 from convkb.match.words import ENGINE_WORDS, Index, named_engines, query_groups
 from convkb.schema import Message
 

@@ -27,7 +27,6 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
-from functools import cache
 from pathlib import Path
 
 from convkb import paths
