@@ -1,4 +1,4 @@
-"""How well `kb explain` attributes real logs from upstream threads (bench/real_logs).
+"""How well `kb explain` attributes real logs from upstream threads (tests/data/real_logs).
 
     .venv/bin/python bench/explain_real_logs.py [--split tune|report] [--verbose]
 
@@ -28,7 +28,7 @@ from convkb.entries import load_all
 from convkb.match import explain as ex
 from convkb.match import report
 
-HERE = Path(__file__).resolve().parent / "real_logs"
+HERE = Path(__file__).resolve().parent.parent / "tests" / "data" / "real_logs"
 
 
 def run(path: Path, entries) -> list[dict]:

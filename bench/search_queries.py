@@ -1,4 +1,4 @@
-"""The site search on held-out queries (bench/search/queries.yaml): what people type, from upstream threads.
+"""The site search on held-out queries (tests/data/search/queries.yaml): what people type, from upstream threads.
 
     .venv/bin/python bench/search_queries.py [--limit N] [--split tune|report] [--queries FILE ...]
 
@@ -32,7 +32,7 @@ from convkb.errors import KBError
 from convkb.site import searchbox
 
 REPO = Path(__file__).resolve().parents[1]
-QUERIES = REPO / "bench" / "search" / "queries.yaml"
+QUERIES = REPO / "tests" / "data" / "search" / "queries.yaml"
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -64,7 +64,7 @@ def cited_refs() -> set[str]:
     """Every upstream thread the project mentions anywhere (entries, message pages, docs, the explain
     bench's logs, the tests): those threads may have shaped the search, the others cannot have."""
     text = []
-    for top in ("repros", "docs", "convkb", "tests", "bench/real_logs"):
+    for top in ("repros", "docs", "convkb", "tests", "tests/data/real_logs"):
         for p in (REPO / top).rglob("*"):
             if p.is_file() and p.suffix in {".yaml", ".yml", ".md", ".py", ".txt", ".log", ".json"}:
                 text.append(p.read_text(encoding="utf-8", errors="replace"))

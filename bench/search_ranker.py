@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--queries", type=Path, nargs="+",
-                    default=sorted((REPO / "bench" / "search").glob("queries*.yaml")))
+                    default=sorted((REPO / "tests" / "data" / "search").glob("queries*.yaml")))
     args = ap.parse_args(argv)
     entries, msgs = load_all(REPO), messages.load_all(REPO)
     table, index = Table.build(entries, msgs), SiteIndex(entries, msgs)

@@ -6,7 +6,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "corpus"  # fake entries: kb's tests never depend on repros/
 
-collect_ignore = ["corpus"]  # its entries are data for these tests, not tests to run on their own
+collect_ignore = ["corpus", "data"]  # data for these tests (a fixture corpus, real logs, query sets), not tests
 
 
 @pytest.fixture

@@ -186,7 +186,7 @@ def test_search_queries():
 
 def test_search_ranker():
     """The learned-ranker comparison on two small query sets: both orders scored on each set held out."""
-    sets = [str(BENCH / "search" / f) for f in ("queries_fresh.yaml", "queries_blind7.yaml")]
+    sets = [str(BENCH.parent / "tests" / "data" / "search" / f) for f in ("queries_fresh.yaml", "queries_blind7.yaml")]
     out = bench("search_ranker.py", "--queries", *sets)
     figures(out, r"^queries_fresh\.yaml\s+\d+\s+\d+\s+\d+$", r"^queries_blind7\.yaml\s+\d+\s+\d+\s+\d+$",
             r"^all \(leave-one-set-out\)\s+\d+\s+\d+\s+\d+$",

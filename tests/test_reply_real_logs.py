@@ -1,4 +1,4 @@
-"""`kb explain --format markdown`, run as a support engineer runs it, on real users' logs (bench/real_logs)
+"""`kb explain --format markdown`, run as a support engineer runs it, on real users' logs (tests/data/real_logs)
 against this checkout's corpus: the reply to paste quotes the user's own line, gives the status on the
 release asked about, the verified workaround and an https permalink with a section anchor.
 
@@ -18,8 +18,8 @@ import yaml
 from convkb.entries import load_all
 
 REPO = Path(__file__).resolve().parents[1]
-LOGS = REPO / "bench" / "real_logs"
-# alibaba/MNN#3922's log and the entry its label names (bench/real_logs/labels.yaml): the data, not a slug here
+LOGS = REPO / "tests" / "data" / "real_logs"
+# alibaba/MNN#3922's log and the entry its label names (tests/data/real_logs/labels.yaml): the data, not a slug here
 QDQ = next(r["label"] for r in yaml.safe_load((LOGS / "labels.yaml").read_text(encoding="utf-8"))
            if r["file"] == "mnn-3922.log")
 PUBLISHED = re.search(r"^site_url:\s*(\S+)", (REPO / "mkdocs.yml").read_text(encoding="utf-8"), re.M)[1]

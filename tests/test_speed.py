@@ -17,7 +17,7 @@ from convkb.match import explain as ex
 from convkb.match import logfile, rules
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL = ROOT / "bench" / "real_logs"
+REAL = ROOT / "tests" / "data" / "real_logs"
 ENGINES = ("torch", "onnx", "onnxruntime", "ncnn", "MNN")
 
 # Runs the CLI in this process, then prints which of the heavy modules it loaded.

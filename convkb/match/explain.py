@@ -44,7 +44,7 @@ from convkb.schema import Message
 EVIDENCE = 3.0  # score of a piece of evidence: more than any one message
 MATCH, POSSIBLE = "match", "possible"
 # Prose (convkb.match.words): a report's words rank entries when no line names one. Tuned on the tune half
-# of bench/real_logs only.
+# of tests/data/real_logs only.
 PROSE_RELATIVE = 0.5  # an entry found by words alone scores at least this fraction of the best one
 PROSE_SHARED = 2  # and shares at least this many of the report's words
 PROSE_SHOWN = 3  # at most this many entries from words alone

@@ -52,7 +52,7 @@ def _jieba():
 
 # How much a Chinese word tells apart in any text, from jieba's own IDF over general Chinese: the corpus's IDF
 # sees only our pages, where 解决 (solve), 运行 (run) and 环境 (environment) are rare enough to outweigh 量化 or
-# 算子. Below LOW a word counts at FLOOR, above HIGH whole, linearly between (tuned: bench/search, 4 query sets).
+# 算子. Below LOW a word counts at FLOOR, above HIGH whole, linearly between (tuned: tests/data/search, 4 query sets).
 GENERAL_LOW, GENERAL_HIGH, GENERAL_FLOOR = 5.0, 8.0, 0.2
 
 
