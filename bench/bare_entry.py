@@ -20,15 +20,15 @@ import MNN  # noqa: E402,F401
 import ncnn  # noqa: E402,F401
 import onnxruntime  # noqa: E402,F401
 
-from convkb import child  # noqa: E402
-from convkb.target import unbuffer_c_stdio  # noqa: E402
-from convkb.entries import find  # noqa: E402
-from convkb.checks import load_checks  # noqa: E402
-from convkb.harness import run_check  # noqa: E402
+from kb import child  # noqa: E402
+from kb.target import unbuffer_c_stdio  # noqa: E402
+from kb.entries import find  # noqa: E402
+from kb.checks import load_checks  # noqa: E402
+from kb.harness import run_check  # noqa: E402
 
 
 def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=None, **kwargs):
-    """convkb.child.run_function's contract, in a fork of this process instead of a new interpreter."""
+    """kb.child.run_function's contract, in a fork of this process instead of a new interpreter."""
     import importlib
 
     module, func = target.split(":")
@@ -42,7 +42,7 @@ def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=N
             try:
                 os.dup2(log.fileno(), 1), os.dup2(log.fileno(), 2)
                 unbuffer_c_stdio()
-                fn(**kwargs)  # a step reports through the files it writes, as in convkb.child
+                fn(**kwargs)  # a step reports through the files it writes, as in kb.child
                 code = 0
             except SystemExit as e:
                 if isinstance(e.code, str):

@@ -35,8 +35,8 @@ def main():
     ap.add_argument("--entries", nargs="+", metavar="SLUG", help="only these entries (default: all)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from convkb.entries import load_all
-    from convkb.paths import repo_root
+    from kb.entries import load_all
+    from kb.paths import repo_root
 
     entries = load_all()
     if unknown := sorted(set(args.entries or ()) - {e.slug for e in entries}):

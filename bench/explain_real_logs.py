@@ -24,9 +24,9 @@ from pathlib import Path
 
 import yaml
 
-from convkb.entries import load_all
-from convkb.match import explain as ex
-from convkb.match import report
+from kb.entries import load_all
+from kb.match import explain as ex
+from kb.match import report
 
 HERE = Path(__file__).resolve().parent.parent / "tests" / "data" / "real_logs"
 
@@ -95,7 +95,7 @@ def breakdown(labels: list[dict], entries, results: dict) -> list[str]:
 
 def composition(labels: list[dict], entries, results: dict) -> str:
     """The set against issue 19's floor: size, Chinese share, prose share, negatives sharing a message."""
-    from convkb import messages as message_index
+    from kb import messages as message_index
 
     slugs = {e.slug for e in entries}
     messages = message_index.load_all(entries=entries)

@@ -103,7 +103,7 @@ def run_once(argv: list[str]) -> tuple[float, float, subprocess.CompletedProcess
 
 
 def measure(label: str, log: Path, runs: int, *flags: str) -> None:
-    argv = [sys.executable, "-m", "convkb", "explain", str(log), *flags]
+    argv = [sys.executable, "-m", "kb", "explain", str(log), *flags]
     walls, peaks, last = [], [], None
     for _ in range(runs):
         wall, peak, last = run_once(argv)
@@ -128,7 +128,7 @@ def main() -> None:
         where.mkdir(parents=True, exist_ok=True)
         one = where / "one-line.log"
         one.write_text(ONE_LINE)
-        run_once([sys.executable, "-m", "convkb", "explain", str(one)])  # warms the caches under .kb/cache
+        run_once([sys.executable, "-m", "kb", "explain", str(one)])  # warms the caches under .kb/cache
         measure("one-line log", one, args.runs)
         measure("one-line log --json", one, args.runs, "--json")
         measure("one-line log --format markdown", one, args.runs, "--format", "markdown")

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def matrix(passed: list[str], **env):
     start = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "convkb", "matrix", "--engine", "mnn", "--json", *passed], cwd=ROOT,
+    p = subprocess.run([sys.executable, "-m", "kb", "matrix", "--engine", "mnn", "--json", *passed], cwd=ROOT,
                        env={**os.environ, **env}, capture_output=True, text=True)
     wall = time.monotonic() - start
     if p.returncode != 0:

@@ -2,7 +2,7 @@
 
 For every ONNX file exported by bench/arch/export.py (hand-written ConvNeXt, ViT, Swin, UNet, GRU/LSTM,
 LLaMA-style, deconvolution decoders, ... exported with dynamo=False at opset 13/17, dynamo=True, onnxsim,
-onnxruntime quantization), `convkb.match.scan.find_problems` says which entries it matches. The truth
+onnxruntime quantization), `kb.match.scan.find_problems` says which entries it matches. The truth
 comes from engine runs (bench/arch/label.py, recorded in bench/arch/labels.jsonl): an entry is a true
 problem on a file when the engine fails there the way the entry describes (label.fails_as_described).
 
@@ -43,7 +43,7 @@ def guard_state(entry, versions: dict[str, str]) -> tuple[bool, str]:
     Returns (guard, the status text)."""
     wanted = [(e, versions[e]) for e in entry.meta.engines if versions.get(e, "absent") != "absent"]
     try:
-        from convkb.match.status import Statuses, Wanted
+        from kb.match.status import Statuses, Wanted
 
         states = [(s.engine, s.version, s.state) for s in Statuses().of(entry, [Wanted(e, v) for e, v in wanted])]
     except Exception:  # an older corpus revision whose checks the current kb cannot load
@@ -70,7 +70,7 @@ def _state_from_expected(entry, version: str) -> str:
 
 def corpus(rev: str | None):
     """The entries of the working tree, or of git revision `rev` (extracted into a temporary folder)."""
-    from convkb.entries import load_all
+    from kb.entries import load_all
 
     if rev is None:
         return load_all(ROOT), "working tree"
@@ -109,7 +109,7 @@ def main() -> int:
 
     import onnx
 
-    from convkb.match.scan import find_problems
+    from kb.match.scan import find_problems
 
     files = {f.name: f for f in source.ensure(families)}
     if args.relabel:
@@ -338,7 +338,7 @@ _CHECKS: dict = {}
 
 def _checks(entry) -> dict:
     """An entry's declared checks, loaded once per run."""
-    from convkb.checks import load_checks
+    from kb.checks import load_checks
 
     if entry.slug not in _CHECKS:
         _CHECKS[entry.slug] = load_checks(entry).items

@@ -70,7 +70,7 @@ def end_to_end(paths: list[Path], engines: list[str]) -> None:
     flags = [a for e in engines for a in ("--engine", e)]
     for path in paths:
         start, used = time.perf_counter(), cpu()
-        p = subprocess.run([sys.executable, "-m", "convkb", "scan", str(path), *flags], capture_output=True, text=True,
+        p = subprocess.run([sys.executable, "-m", "kb", "scan", str(path), *flags], capture_output=True, text=True,
                            cwd=ROOT)
         times.append((time.perf_counter() - start, path))
         cpus.append((cpu() - used, path))
@@ -105,8 +105,8 @@ def main():
     ap.add_argument("--engine", action="append", default=[], help="passed to kb scan, e.g. mnn==3.6.1 (repeatable)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from convkb.entries import load_all
-    from convkb.match.scan import find_problems
+    from kb.entries import load_all
+    from kb.match.scan import find_problems
 
     end_to_end(models(args.models), args.engine)
     entries = load_all(ROOT)

@@ -28,8 +28,8 @@ from urllib.parse import urlparse
 
 import yaml
 
-from convkb.errors import KBError
-from convkb.site import searchbox
+from kb.errors import KBError
+from kb.site import searchbox
 
 REPO = Path(__file__).resolve().parents[1]
 QUERIES = REPO / "tests" / "data" / "search" / "queries.yaml"
@@ -64,7 +64,7 @@ def cited_refs() -> set[str]:
     """Every upstream thread the project mentions anywhere (entries, message pages, docs, the explain
     bench's logs, the tests): those threads may have shaped the search, the others cannot have."""
     text = []
-    for top in ("repros", "docs", "convkb", "tests", "tests/data/real_logs"):
+    for top in ("repros", "docs", "kb", "tests", "tests/data/real_logs"):
         for p in (REPO / top).rglob("*"):
             if p.is_file() and p.suffix in {".yaml", ".yml", ".md", ".py", ".txt", ".log", ".json"}:
                 text.append(p.read_text(encoding="utf-8", errors="replace"))
@@ -72,8 +72,8 @@ def cited_refs() -> set[str]:
 
 
 def site_pages() -> set[str]:
-    from convkb import messages
-    from convkb.entries import load_all
+    from kb import messages
+    from kb.entries import load_all
 
     return {e.slug for e in load_all(REPO)} | {f"messages/{m.id}" for m in messages.load_all(REPO).values()}
 
@@ -81,7 +81,7 @@ def site_pages() -> set[str]:
 def generic_lines(queries: list[dict]) -> None:
     """The issue's rule beside each query's own `expect`: for a generic line (a message printed for many
     causes), its message page is a right first result too. Kept apart (`rule`), so both figures print."""
-    from convkb import messages
+    from kb import messages
 
     generic = [m for m in messages.load_all(REPO).values() if m.generic]
     for q in queries:
@@ -91,7 +91,7 @@ def generic_lines(queries: list[dict]) -> None:
 def build(tmp: Path) -> Path:
     """The site of this checkout, built in a fresh Python (as the browser test does: the index's Chinese
     words come from jieba's global state), from a snapshot of the record store."""
-    from convkb.paths import state
+    from kb.paths import state
 
     records = tmp / "records"
     records.mkdir()

@@ -32,7 +32,7 @@ WORD_CANDIDATES = 10
 
 def candidates(text: str, table, index) -> dict[str, list[float]]:
     """Each candidate page's features."""
-    from convkb.match.words import named_engines
+    from kb.match.words import named_engines
 
     feats: dict[str, dict[str, float]] = {}
     hits = table.hits(text)
@@ -91,10 +91,10 @@ def ascend(queries, weights=RULES, rounds: int = 4) -> tuple[list[float], int]:
 
 def main(argv: list[str] | None = None) -> int:
     import search_queries as sq
-    from convkb import messages
-    from convkb.entries import load_all
-    from convkb.match.lines import Table
-    from convkb.match.words import SiteIndex
+    from kb import messages
+    from kb.entries import load_all
+    from kb.match.lines import Table
+    from kb.match.words import SiteIndex
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--queries", type=Path, nargs="+",

@@ -23,10 +23,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from convkb.entries import load_all  # noqa: E402
-from convkb.records import Record, RecordStore  # noqa: E402
-from convkb.site import build_site  # noqa: E402
-from convkb.site.generate import records_dir, render  # noqa: E402
+from kb.entries import load_all  # noqa: E402
+from kb.records import Record, RecordStore  # noqa: E402
+from kb.site import build_site  # noqa: E402
+from kb.site.generate import records_dir, render  # noqa: E402
 
 
 def synthetic_corpus(dest: Path, n: int) -> Path:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from convkb import contracts
-from convkb.checks import load_checks
-from convkb.entries import load_all
-from convkb.match import codes
-from convkb.match.report import explain_command
+from kb import contracts
+from kb.checks import load_checks
+from kb.entries import load_all
+from kb.match import codes
+from kb.match.report import explain_command
 
 REPOS = Path(__file__).resolve().parents[1] / "repros"
 LAYERNORM = "ncnn-onnx2ncnn-layernorm"  # KB004
@@ -142,7 +142,7 @@ def test_mutation_a_skipped_check_is_no_verdict(real):
 
 def test_mutation_the_contract_catches_a_derivation_that_ignores_limits(real, monkeypatch):
     root = real(LAYERNORM)
-    from convkb import status
+    from kb import status
 
     real_at = status._verified_at
     monkeypatch.setattr(status, "_verified_at", lambda w, checks, v: real_at(w.model_copy(update={"limits": []}),
@@ -172,7 +172,7 @@ def test_scan_gives_the_workaround_verified_for_the_release_with_its_limit(real,
     import onnx
     from onnx import TensorProto, helper
 
-    from convkb.match.scan import scan_command
+    from kb.match.scan import scan_command
 
     root = real(LAYERNORM)
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 4, 4])

@@ -1,4 +1,4 @@
-"""MNN's own ARM kernels on an emulated arm64 CPU (convkb.tools.arm64): what x86 never runs."""
+"""MNN's own ARM kernels on an emulated arm64 CPU (kb.tools.arm64): what x86 never runs."""
 
 import numpy as np
 import pytest
@@ -12,10 +12,10 @@ def test_mnn_low_precision_on_an_emulated_armv82_cpu(tmp_path):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from convkb.child import run_function
-    from convkb.engines.base import Unavailable
-    from convkb.engines.mnn import convert_step
-    from convkb.tools import arm64
+    from kb.child import run_function
+    from kb.engines.base import Unavailable
+    from kb.engines.mnn import convert_step
+    from kb.tools import arm64
 
     pytest.importorskip("MNN")
     try:
@@ -33,7 +33,7 @@ def test_mnn_low_precision_on_an_emulated_armv82_cpu(tmp_path):
     for cpu, precision, want in (("cortex-a76", "normal", 160000.0), ("cortex-a72", "low", 160000.0),
                                  ("cortex-a76", "low", np.inf), (None, "low", 160000.0)):
         emulated = arm64.runner(cpu, "mnn", importlib.metadata.version("MNN")) if cpu else {}
-        step = run_function("MNN run", "convkb.workers.mnn:run", timeout=300, **emulated,
+        step = run_function("MNN run", "kb.workers.mnn:run", timeout=300, **emulated,
                             model=str(tmp_path / "big.mnn"), feed=str(tmp_path / "in.npz"),
                             out=str(tmp_path / "out.npz"), outputs=["out0"], precision=precision)
         assert step.ok, step.output[-500:]

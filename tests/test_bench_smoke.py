@@ -92,13 +92,13 @@ def test_bare_entry(fixture_entry):
 
 
 def test_matrix_speed():
-    from convkb import paths, versions
+    from kb import paths, versions
 
     version, envs = versions.of("mnn"), paths.state("envs", ROOT)
     if not version or not (envs / "mnn" / version / ".kb-complete").exists():
         pytest.skip(f"no cached MNN {version} environment under {envs} (kb matrix --engine mnn {version} makes one)")
-    from convkb.checks import load_checks
-    from convkb.entries import load_all
+    from kb.checks import load_checks
+    from kb.entries import load_all
 
     # the MNN entry with the fewest checks: any will do, and a corpus that changes must not break this test
     mnn = [(len(c), e.slug) for e in load_all() if (c := [x for x in load_checks(e).items.values() if x.engine == "mnn"])]

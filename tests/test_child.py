@@ -2,7 +2,7 @@
 
 import sys
 
-from convkb.child import run_command, run_function
+from kb.child import run_command, run_function
 
 
 
@@ -21,7 +21,7 @@ def write_sum(a, b, out):
 
 
 def test_segfault_keeps_the_c_output():
-    # run through convkb.child, which unbuffers C stdio as MNN's printf needs
+    # run through kb.child, which unbuffers C stdio as MNN's printf needs
     step = run_function("crash", "tests.test_child:printf_then_crash")
     assert step.signal == "SIGSEGV" and not step.ok
     assert "Compute Shape Error for /x" in step.output
@@ -57,9 +57,9 @@ def exit_with(code):
 
 
 def test_a_warm_server_forks_each_step_and_keeps_its_fate(tmp_path):
-    """preload= (convkb.forkserver, for the emulated arm64 Python): every outcome of a fresh process survives
+    """preload= (kb.forkserver, for the emulated arm64 Python): every outcome of a fresh process survives
     the fork (C output before a segfault, exit codes, a timeout), and the server outlives its children."""
-    from convkb import forkserver
+    from kb import forkserver
 
     warm = {"python": [sys.executable], "preload": ("json",)}
     step = run_function("crash", "tests.test_child:printf_then_crash", **warm)

@@ -20,7 +20,7 @@ NAN = "fake-pow-nan"  # KB903: reproduces through NaN outputs
 
 
 def ort_version():
-    from convkb import engines
+    from kb import engines
 
     return engines.version("onnxruntime")
 
@@ -32,7 +32,7 @@ def pytest_run(corpus, *args):
 
 
 def kb(corpus, *args, **env):
-    return subprocess.run([sys.executable, "-m", "convkb", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True,
                           env={**os.environ, "KB_ROOT": str(corpus), **env})
 
 
@@ -42,7 +42,7 @@ def digest(folder):
 
 def set_expected(folder, check, **fields):
     """Change every accepted version of `check`."""
-    from convkb import expectations
+    from kb import expectations
 
     path = folder / "expected.yaml"
     table = expectations.load(path)
@@ -135,8 +135,8 @@ def test_kb_check_json(fixture_entry, corpus):
 
 
 def test_a_corrupt_cached_model_is_exported_again(fixture_entry, corpus, tmp_path):
-    from convkb.artifacts import prepare
-    from convkb.entries import load_entry
+    from kb.artifacts import prepare
+    from kb.entries import load_entry
 
     folder = fixture_entry(GUARD)
     arts = prepare(load_entry(folder))  # from the shared cache: a private copy costs no export
@@ -160,9 +160,9 @@ def test_a_check_with_a_bug_is_one_line_error(fixture_entry, corpus):
 
 def test_a_check_that_returns_nothing_is_an_error_not_fixed(fixture_entry):
     """Every step passed but nothing was compared: no silent `fixed`."""
-    from convkb.checks import load_checks
-    from convkb.entries import load_entry
-    from convkb.harness import run_check
+    from kb.checks import load_checks
+    from kb.entries import load_entry
+    from kb.harness import run_check
 
     folder = fixture_entry(GUARD)
     edit(folder / "test_checks.py", "    return s.onnxruntime.run(", "    s.onnxruntime.run(")
@@ -176,7 +176,7 @@ def test_a_check_its_engine_cannot_run_here_is_skipped_not_judged(fixture_entry)
     """A driver's Unavailable (no Vulkan device, say) is no observation: never `fixed` from a run that did not happen."""
     folder = fixture_entry(GUARD)
     edit(folder / "test_checks.py", "    return s.onnxruntime.run(",
-         "    from convkb.engines.base import Unavailable\n    raise Unavailable('no Vulkan device here')\n"
+         "    from kb.engines.base import Unavailable\n    raise Unavailable('no Vulkan device here')\n"
          "    return s.onnxruntime.run(")
     rec = _run(folder, "silu")
     assert rec.verdict == "skipped" and rec.detail == "no Vulkan device here"
@@ -187,7 +187,7 @@ def test_under_ci_a_missing_device_skips_but_a_missing_engine_fails(fixture_entr
     Vulkan device is not."""
     folder = fixture_entry(GUARD)
     edit(folder / "test_checks.py", "    return s.onnxruntime.run(",
-         "    from convkb.engines.base import Unavailable\n    raise Unavailable('no Vulkan device here')\n"
+         "    from kb.engines.base import Unavailable\n    raise Unavailable('no Vulkan device here')\n"
          "    return s.onnxruntime.run(")
     monkeypatch.setenv("CI", "1")
     monkeypatch.setenv("NCNN_SRC", str(corpus))  # CI builds onnx2ncnn: every engine counts as installed
@@ -203,8 +203,8 @@ def test_under_ci_a_missing_device_skips_but_a_missing_engine_fails(fixture_entr
 def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(fixture_entry, corpus):
     from datetime import datetime, timezone
 
-    from convkb import versions
-    from convkb.records import Record, RecordStore
+    from kb import versions
+    from kb.records import Record, RecordStore
 
     folder = fixture_entry(BUG)
     # the workaround now also drives a second engine (data for this test only)
@@ -223,15 +223,15 @@ def test_accept_keeps_out_records_made_with_another_version_of_a_needed_engine(f
     store.append(rec("1.0.20230517", "broken"))  # newer, but from a matrix over ncnn
     p = kb(corpus, "accept")
     assert p.returncode == 0 and "1 records made with other versions of a needed engine" in p.stderr
-    from convkb import expectations
+    from kb import expectations
 
     accepted = expectations.load(folder / "expected.yaml")
     assert accepted["standard-ops"][here["onnxruntime"]].verdict == "works"
 
 
 def test_a_batch_export_gives_what_each_export_alone_gives_and_a_failure_stays_its_own(tmp_path):
-    """convkb.export.export_entries: one torch process for several reproducers, each as if alone."""
-    from convkb import child
+    """kb.export.export_entries: one torch process for several reproducers, each as if alone."""
+    from kb import child
 
     good = [FIXTURES / "repros" / s / "repro.py" for s in ("fake-pow-nan", "fake-silu-guard")]
     broken = tmp_path / "broken.py"
@@ -240,11 +240,11 @@ def test_a_batch_export_gives_what_each_export_alone_gives_and_a_failure_stays_i
     for d in outs.values():
         d.mkdir()
     jobs = [[str(good[0]), str(outs["a"])], [str(broken), str(outs["broken"])], [str(good[1]), str(outs["b"])]]
-    step = child.run_function("batch", "convkb.export:export_entries", jobs=jobs, timeout=600)
+    step = child.run_function("batch", "kb.export:export_entries", jobs=jobs, timeout=600)
     assert step.ok, step.output[-2000:]
     assert "no model here" in (outs["broken"] / "failed.txt").read_text()
     assert (outs["b"] / "manifest.json").is_file()  # the entry after the failure was still exported
-    step = child.run_function("alone", "convkb.export:export_entry", repro=str(good[1]), out=str(outs["alone"]), timeout=600)
+    step = child.run_function("alone", "kb.export:export_entry", repro=str(good[1]), out=str(outs["alone"]), timeout=600)
     assert step.ok, step.output[-2000:]
     import numpy as np
 
@@ -256,9 +256,9 @@ def test_a_batch_export_gives_what_each_export_alone_gives_and_a_failure_stays_i
 
 # Mutations of a workaround: each read "works" while a workaround was judged against its own output.
 def _run(folder, name):
-    from convkb.checks import load_checks
-    from convkb.entries import load_entry
-    from convkb.harness import run_check
+    from kb.checks import load_checks
+    from kb.entries import load_entry
+    from kb.harness import run_check
 
     checks = load_checks(load_entry(folder))
     return run_check(checks.entry(), checks.items[name])
@@ -295,8 +295,8 @@ def test_a_rewrite_fed_other_inputs_cannot_be_exported(fixture_entry):
 
 def test_an_upgraded_exporter_package_exports_again(fixture_entry, monkeypatch):
     """onnxscript (dynamo), onnxsim and onnxruntime's quantizer are on the export path: part of the cache key."""
-    from convkb import artifacts, versions
-    from convkb.entries import load_entry
+    from kb import artifacts, versions
+    from kb.entries import load_entry
 
     entry = load_entry(fixture_entry(BUG))
     before = artifacts._key(entry)

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from convkb.checks import load_checks
-from convkb.entries import load_all, load_entry
-from convkb.errors import KBError
+from kb.checks import load_checks
+from kb.entries import load_all, load_entry
+from kb.errors import KBError
 
 GUARD = "fake-silu-guard"  # KB902, the smallest fixture entry
 
@@ -95,7 +95,7 @@ def test_missing_reproducer(fixture_entry):
 
 
 def kb(*args):
-    return subprocess.run([sys.executable, "-m", "convkb", *args], capture_output=True, text=True, env=os.environ)
+    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True, env=os.environ)
 
 
 def test_cli_reports_a_broken_entry_in_one_line(fixture_corpus):
@@ -121,8 +121,8 @@ def test_a_broken_entry_fails_its_own_tests_not_the_others_contracts(fixture_cor
 def test_kb_new_scaffolds_an_entry_whose_placeholders_fail_until_filled_in(fixture_corpus):
     import re
 
-    from convkb import engines
-    from convkb.harness import run_check
+    from kb import engines
+    from kb.harness import run_check
 
     slug = "fake-einsum-three-operands"
     p = kb("new", slug, "--engine", "mnn")
@@ -159,7 +159,7 @@ def test_kb_new_scaffolds_an_entry_whose_placeholders_fail_until_filled_in(fixtu
     ("fake-new-entry", "tensorrt", "unknown engine 'tensorrt'"),
 ])
 def test_kb_new_refuses_bad_input(fixture_corpus, slug, engine, problem):
-    from convkb.scaffold import new_entry
+    from kb.scaffold import new_entry
 
     before = sorted(p.relative_to(fixture_corpus) for p in fixture_corpus.rglob("*"))
     with pytest.raises(KBError, match=problem):
@@ -173,7 +173,7 @@ def test_kb_new_refuses_bad_input(fixture_corpus, slug, engine, problem):
     ('    return [make(n) for n in NAMES]\n', "variants() shows no Case"),  # never zero checks in silence
 ])
 def test_variant_names_are_read_from_the_source_or_refused(tmp_path, body, result):
-    from convkb.checks import variant_names
+    from kb.checks import variant_names
 
     repro = tmp_path / "repro.py"
     repro.write_text(f"def variants():\n{body}")

@@ -4,8 +4,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from convkb import expectations
-from convkb.records import Record
+from kb import expectations
+from kb.records import Record
 
 
 def rec(verdict, signature=None, version="3.6.1", kind="bug", fingerprint=None):
@@ -59,7 +59,7 @@ def test_accept_keeps_other_versions_and_skips_non_verdicts(tmp_path):
 
 
 def test_a_corrupt_expectations_file_is_one_clear_error(tmp_path):
-    from convkb.errors import KBError
+    from kb.errors import KBError
 
     path = tmp_path / "expected.yaml"
     path.write_text("c:\n  3.6.1: [not, a, mapping]\n")
@@ -68,8 +68,8 @@ def test_a_corrupt_expectations_file_is_one_clear_error(tmp_path):
 
 
 # Mutations of the status: each of these read "fixed" while errors, skips and controls counted.
-from convkb.status import summarize  # noqa: E402
-from convkb.verdicts import CheckKind as K, Status  # noqa: E402
+from kb.status import summarize  # noqa: E402
+from kb.verdicts import CheckKind as K, Status  # noqa: E402
 
 
 def test_an_errored_bug_check_keeps_an_entry_from_fixed():
@@ -139,8 +139,8 @@ def test_every_ledger_in_the_corpus_records_the_kinds_its_entry_declares():
 
     import yaml
 
-    from convkb.checks import declared_checks
-    from convkb.entries import load_all
+    from kb.checks import declared_checks
+    from kb.entries import load_all
 
     wrong = []
     for e in load_all(Path(__file__).resolve().parents[1]):

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from convkb import messages
-from convkb.entries import load_all
-from convkb.errors import KBError
-from convkb.match import codes, logfile
-from convkb.match.report import explain_command
-from convkb.match.rules import literal_chars
+from kb import messages
+from kb.entries import load_all
+from kb.errors import KBError
+from kb.match import codes, logfile
+from kb.match.report import explain_command
+from kb.match.rules import literal_chars
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "corpus"
@@ -319,8 +319,8 @@ def test_real_corpus_citations_resolve():
 
 
 def test_message_pages(fixture_corpus):
-    from convkb.site import generate
-    from convkb.site.messages import message_link
+    from kb.site import generate
+    from kb.site.messages import message_link
 
     site = generate.render(fixture_corpus)
     page = site.pages["messages/fake-broadcast-error.md"]
@@ -398,7 +398,7 @@ def kb(root, *args, stdin=None):
     import os
 
     env = {**os.environ, "KB_ROOT": str(root)}
-    return subprocess.run([sys.executable, "-m", "convkb", *args], capture_output=True, cwd=ROOT, input=stdin, env=env)
+    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, cwd=ROOT, input=stdin, env=env)
 
 
 def test_cli_explain_file_and_stdin(fixture_corpus, tmp_path):
@@ -472,7 +472,7 @@ def test_a_generic_line_gets_a_reply_with_its_own_numbers_and_the_message_page(f
 
 def test_a_native_ncnn_layer_name_is_no_evidence():
     """ncnn defines ArgMax (off in default builds): `layer ArgMax not exists` is printed for any converter."""
-    from convkb.match.rules import native_ncnn_layer
+    from kb.match.rules import native_ncnn_layer
 
     assert native_ncnn_layer("ArgMax") and native_ncnn_layer("Convolution")
     assert not native_ncnn_layer("TopK") and not native_ncnn_layer("torch.std")
@@ -495,8 +495,8 @@ def test_a_line_two_entries_name_literally_is_no_evidence_for_either(explain):
 
 def test_the_message_index_compares_case_insensitively(explain):
     # a message retold in lower case still points at its page (the generic message's known causes)
-    from convkb import messages as message_index
-    from convkb.match.explain import explain as run
+    from kb import messages as message_index
+    from kb.match.explain import explain as run
 
     entries = load_all(explain.root)
     seen: list = []

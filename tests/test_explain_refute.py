@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from convkb.match.report import explain_command
+from kb.match.report import explain_command
 
 REPO = Path(__file__).resolve().parents[1]
 CUSTOM_OP = "mnn-groupnorm-unregistered-custom-op"  # KB001: an op neither ONNX nor onnxruntime defines
@@ -73,8 +73,8 @@ NAMED = re.compile(r"\bthe (?:op|layer)s? (?:named|listed) (?:is|are) (?!not\b)(
 
 def _cites(line: str) -> set[str]:
     """The ids of the entries that cite a message the line shows: those kb can check against the line."""
-    from convkb import messages as message_index
-    from convkb.entries import load_all
+    from kb import messages as message_index
+    from kb.entries import load_all
 
     entries = load_all(REPO)
     shown = {m.id for m in message_index.load_all(REPO, entries).values() if re.search(m.pattern, line, re.I)}

@@ -21,7 +21,7 @@ def test_checks_run_without_network_and_change_no_package(fixture_corpus):
     if probe.returncode != 0:
         pytest.skip(f"cannot make a network namespace here: {probe.stderr.decode().strip()}")
     before = freeze()
-    p = subprocess.run(["unshare", "-rn", sys.executable, "-m", "convkb", "check", "--json"], capture_output=True,
+    p = subprocess.run(["unshare", "-rn", sys.executable, "-m", "kb", "check", "--json"], capture_output=True,
                        text=True, env={**os.environ, "KB_ROOT": str(corpus)}, timeout=600)
     assert p.returncode == 0, p.stderr
     assert '"verdict": "skipped"' not in p.stdout and '"verdict": "error"' not in p.stdout
@@ -31,13 +31,13 @@ def test_checks_run_without_network_and_change_no_package(fixture_corpus):
 def test_the_project_holds_no_third_party_source():
     """ncnn's onnx2ncnn.cpp and ONNX's onnx.proto are built from the user's checkout, never shipped."""
     root = Path(__file__).resolve().parent.parent
-    foreign = [p for p in root.glob("convkb/**/*") if p.suffix in (".cpp", ".cc", ".h", ".proto")]
+    foreign = [p for p in root.glob("kb/**/*") if p.suffix in (".cpp", ".cc", ".h", ".proto")]
     assert foreign == []
 
 
 def test_without_ncnn_sources_the_build_says_how_to_get_them(monkeypatch):
-    from convkb.errors import KBError
-    from convkb.tools import build as tb
+    from kb.errors import KBError
+    from kb.tools import build as tb
 
     monkeypatch.delenv("NCNN_SRC", raising=False)
     with pytest.raises(KBError) as e:

@@ -5,11 +5,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from convkb.child import StepResult
-from convkb.compare import Outputs, compare
-from convkb.entries import load_entry
-from convkb.judge import Evidence, fingerprint, judge
-from convkb.schema import Signature
+from kb.child import StepResult
+from kb.compare import Outputs, compare
+from kb.entries import load_entry
+from kb.judge import Evidence, fingerprint, judge
+from kb.schema import Signature
 
 FIXTURES = Path(__file__).resolve().parent / "corpus" / "repros"
 META = load_entry(FIXTURES / "fake-custom-op-broadcast").meta  # log signatures: unsupported-op, broadcast-error

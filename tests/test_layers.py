@@ -3,9 +3,9 @@
 import ast
 from pathlib import Path
 
-KB = Path(__file__).resolve().parent.parent / "convkb"
+KB = Path(__file__).resolve().parent.parent / "kb"
 LAYERS = {  # the README's map, top (0) to bottom
-    0: ["verdicts", "tags", "errors", "paths", "versions", "engines"],  # engines: the registry, convkb/engines/__init__.py
+    0: ["verdicts", "tags", "errors", "paths", "versions", "engines"],  # engines: the registry, kb/engines/__init__.py
     1: ["pattern", "pipelines", "schema", "entries", "messages", "records", "expectations", "checks", "history",
         "status", "compare"],
     2: ["child", "target", "forkserver", "export", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
@@ -21,17 +21,17 @@ def layer(module: str) -> int:
             if module == name or (name.endswith(".*") and module.startswith(name[:-1])) or \
                     (not name.endswith(".*") and module.startswith(name + ".") and name != "engines"):
                 return n
-    raise AssertionError(f"convkb.{module} is not on the README's module map")
+    raise AssertionError(f"kb.{module} is not on the README's module map")
 
 
 def imports(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("convkb"):
-            names = [node.module] if node.module != "convkb" else [f"convkb.{a.name}" for a in node.names]
-            found |= {n.removeprefix("convkb.") for n in names}
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kb"):
+            names = [node.module] if node.module != "kb" else [f"kb.{a.name}" for a in node.names]
+            found |= {n.removeprefix("kb.") for n in names}
         elif isinstance(node, ast.Import):
-            found |= {a.name.removeprefix("convkb.") for a in node.names if a.name.startswith("convkb.")}
+            found |= {a.name.removeprefix("kb.") for a in node.names if a.name.startswith("kb.")}
     return found
 
 

@@ -1,4 +1,4 @@
-"""convkb.match.lines: the pages a pasted line names by itself, as the search box puts them first."""
+"""kb.match.lines: the pages a pasted line names by itself, as the search box puts them first."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from convkb import messages as message_index
-from convkb.entries import load_all
-from convkb.match.explain import MATCH, explain
-from convkb.match.rules import NCNN_LAYER_NAMES
-from convkb.match.lines import Table, portable
-from convkb.paths import repo_root
+from kb import messages as message_index
+from kb.entries import load_all
+from kb.match.explain import MATCH, explain
+from kb.match.rules import NCNN_LAYER_NAMES
+from kb.match.lines import Table, portable
+from kb.paths import repo_root
 
 ENTRIES = load_all(repo_root())
 MESSAGES = message_index.load_all(entries=ENTRIES)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from convkb.history import timelines
-from convkb.records import Record, RecordStore
+from kb.history import timelines
+from kb.records import Record, RecordStore
 
 ENTRY = "fake-custom-op-broadcast"  # KB901: a bug check that reproduces and a workaround that works, on onnxruntime
 ENGINE = "onnxruntime"
@@ -21,7 +21,7 @@ FIXTURES = ROOT / "tests" / "corpus"
 
 
 def installed() -> str:
-    from convkb import engines
+    from kb import engines
 
     return engines.version(ENGINE)
 
@@ -55,7 +55,7 @@ def offline_matrix(tmp_path_factory):
            "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_EXTRA_INDEX_URL": ""}  # no registry at test time
 
     def run(*versions):
-        p = subprocess.run([sys.executable, "-m", "convkb", "matrix", "--engine", ENGINE, "--versions", *versions,
+        p = subprocess.run([sys.executable, "-m", "kb", "matrix", "--engine", ENGINE, "--versions", *versions,
                             "--entry", ENTRY, "--json", "--workers", "2"],
                            capture_output=True, text=True, env=env, timeout=600)
         assert p.returncode == 0, p.stderr

@@ -3,7 +3,7 @@
 Before the worker kept its input arrays alive and cloned them into ncnn's memory, a first layer
 that works in place segfaulted (ncnn 1.0.20240410 and 1.0.20261020), and a float64 input, converted
 to a float32 temporary that was freed at once, came back as garbage. Every run is a child process
-(convkb.child), so a crash is a failed assertion here, not a dead pytest.
+(kb.child), so a crash is a failed assertion here, not a dead pytest.
 """
 
 from pathlib import Path
@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from convkb.child import run_function
-from convkb.compare import Outputs
+from kb.child import run_function
+from kb.compare import Outputs
 
 pytest.importorskip("ncnn")
 
@@ -45,7 +45,7 @@ def run_worker(tmp_path: Path, param_text: str, x: np.ndarray, **kw):
     feed, out = tmp_path / "in.npz", tmp_path / "out.npz"
     np.savez(feed, in0=x)
     # batch=False as a keyword: the worker's signature before the fix took it too
-    step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=60, param=str(param), bin=None,
+    step = run_function("ncnn run", "kb.workers.ncnn:run", timeout=60, param=str(param), bin=None,
                         feed=str(feed), out=str(out), batch=False, blobs_in=["in0"], blobs_out={"out0": "out0"}, **kw)
     return step, out
 
@@ -77,7 +77,7 @@ def test_a_net_that_failed_to_load_is_never_run(tmp_path, param_text, bin_bytes,
         bin = tmp_path / "model.bin"
         bin.write_bytes(bin_bytes)
     np.savez(tmp_path / "in.npz", in0=np.ones((1, 3, 4, 4), np.float32))
-    step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=60, param=str(param),
+    step = run_function("ncnn run", "kb.workers.ncnn:run", timeout=60, param=str(param),
                         bin=str(bin) if bin else None, feed=str(tmp_path / "in.npz"), out=str(tmp_path / "out.npz"),
                         batch=False, blobs_in=["in0"], blobs_out={"out0": "out0"})
     assert step.returncode == 1 and step.signal is None, step.fate()
@@ -111,7 +111,7 @@ OLD_PNNX_SCRIPT = """
 
 
 def test_pnnx_scripts_say_where_the_batch_axis_is(tmp_path):
-    from convkb.engines.pnnx import Feeding, feeding, read_feeding
+    from kb.engines.pnnx import Feeding, feeding, read_feeding
 
     new = tmp_path / "a_ncnn.py"
     new.write_text(PNNX_SCRIPT.format(index=0))
@@ -150,7 +150,7 @@ class FakeSession:
 @pytest.mark.parametrize("batch", [None, True])
 def test_pnnx_models_are_fed_as_pnnx_feeds_them(tmp_path, batch):
     """batch=True, what the corpus's pnnx checks pass, follows pnnx's script as batch=None does."""
-    from convkb.engines.ncnn import NCNN
+    from kb.engines.ncnn import NCNN
 
     x = np.random.default_rng(1).standard_normal((1, 8, 16, 16)).astype(np.float32)
     param = tmp_path / "m.ncnn.param"
@@ -164,7 +164,7 @@ def test_pnnx_models_are_fed_as_pnnx_feeds_them(tmp_path, batch):
 
 
 def test_pnnx_models_without_a_batch_axis_are_fed_whole(tmp_path):
-    from convkb.engines.ncnn import NCNN
+    from kb.engines.ncnn import NCNN
 
     x = np.random.default_rng(2).standard_normal((1, 8, 16, 16)).astype(np.float32)
     param = tmp_path / "m.ncnn.param"
@@ -178,7 +178,7 @@ def test_pnnx_models_without_a_batch_axis_are_fed_whole(tmp_path):
 
 
 def test_classic_models_drop_a_leading_one(tmp_path):
-    from convkb.engines.ncnn import NCNN
+    from kb.engines.ncnn import NCNN
 
     x = np.random.default_rng(3).standard_normal((1, 8, 16, 16)).astype(np.float32)
     param = tmp_path / "hand.param"
@@ -211,7 +211,7 @@ def test_options_are_set_before_the_layers_are_made(tmp_path):
         param.write_text(LINEAR)
         feed, out = tmp_path / "in.npz", tmp_path / f"out{fp16}.npz"
         np.savez(feed, in0=x)
-        step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=60, param=str(param),
+        step = run_function("ncnn run", "kb.workers.ncnn:run", timeout=60, param=str(param),
                             bin=str(tmp_path / "model.bin"), feed=str(feed), out=str(out), blobs_in=["in0"],
                             blobs_out={"out0": "out0"}, options={"use_fp16_storage": fp16})
         assert step.ok, step.output[-500:]
@@ -243,13 +243,13 @@ def _big(tmp_path):
 
 def test_vulkan_without_a_device_is_refused_not_run_on_the_cpu(tmp_path, monkeypatch):
     """ncnn quietly runs on the CPU when it finds no Vulkan device: a GPU check would then judge the CPU."""
-    from convkb.engines import ncnn as driver
-    from convkb.engines.base import Unavailable
-    from convkb.workers.ncnn import NO_DEVICE
+    from kb.engines import ncnn as driver
+    from kb.engines.base import Unavailable
+    from kb.workers.ncnn import NO_DEVICE
 
     (tmp_path / "big.param").write_text(BIG)
     monkeypatch.setenv("VK_ICD_FILENAMES", str(tmp_path / "no-such-icd.json"))  # hides every Vulkan driver
-    step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=120, options={"use_vulkan_compute": True},
+    step = run_function("ncnn run", "kb.workers.ncnn:run", timeout=120, options={"use_vulkan_compute": True},
                         **_big(tmp_path))
     assert step.returncode == 1 and NO_DEVICE in step.output, step.output[-500:]
     assert not (tmp_path / "out.npz").exists()
@@ -266,13 +266,13 @@ def test_vulkan_without_a_device_is_refused_not_run_on_the_cpu(tmp_path, monkeyp
 
 def test_vulkan_runs_on_the_device(tmp_path):
     """Where a device exists (a GPU, or Mesa's lavapipe), the run is the GPU's: fp16 storage overflows."""
-    from convkb.engines.ncnn import vulkan_device
+    from kb.engines.ncnn import vulkan_device
 
     if vulkan_device() is None:
         pytest.skip("no Vulkan device here (apt-get install mesa-vulkan-drivers gives a software one)")
     (tmp_path / "big.param").write_text(BIG)
     for gpu, want in ((False, 160000.0), (True, np.inf)):
-        step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=120, options={"use_vulkan_compute": gpu},
+        step = run_function("ncnn run", "kb.workers.ncnn:run", timeout=120, options={"use_vulkan_compute": gpu},
                             **_big(tmp_path))
         assert step.ok, step.output[-500:]
         with np.load(tmp_path / "out.npz") as z:
@@ -282,9 +282,9 @@ def test_vulkan_runs_on_the_device(tmp_path):
 def test_an_emulated_arm_cpu_runs_ncnns_arm_kernels(tmp_path):
     """ARMv8.2 (cortex-a76) has fp16 arithmetic, which ncnn's CPU path then uses by default: 160000 is inf
     there, right on ARMv8.0 (cortex-a72) and on x86. Skipped where `kb tools build arm64` was not run."""
-    from convkb.engines.ncnn import NCNN
-    from convkb.engines.base import Unavailable
-    from convkb.tools import arm64
+    from kb.engines.ncnn import NCNN
+    from kb.engines.base import Unavailable
+    from kb.tools import arm64
 
     (tmp_path / "big.param").write_text(BIG)
     kw = _big(tmp_path)
@@ -294,15 +294,15 @@ def test_an_emulated_arm_cpu_runs_ncnns_arm_kernels(tmp_path):
     except Unavailable as e:
         pytest.skip(str(e))
     for cpu, want in (("cortex-a72", 160000.0), ("cortex-a76", np.inf)):
-        step = run_function("ncnn run", "convkb.workers.ncnn:run", timeout=300, **arm64.runner(cpu, "ncnn", version), **kw)
+        step = run_function("ncnn run", "kb.workers.ncnn:run", timeout=300, **arm64.runner(cpu, "ncnn", version), **kw)
         assert step.ok, step.output[-500:]
         with np.load(tmp_path / "out.npz") as z:
             assert z["out0"].tolist() == [[want] * 4], cpu
 
 
 def test_an_arm_cpu_that_is_not_set_up_is_unavailable(tmp_path, monkeypatch):
-    from convkb.engines.base import Unavailable
-    from convkb.tools import arm64
+    from kb.engines.base import Unavailable
+    from kb.tools import arm64
 
     monkeypatch.setenv("KB_TOOLS", str(tmp_path))  # no arm64 root here
     with pytest.raises(Unavailable, match="kb tools build arm64"):

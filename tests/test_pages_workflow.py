@@ -65,7 +65,7 @@ def published(tmp_path_factory) -> Path:
 
 
 def test_the_published_site_has_every_committed_entry_at_the_public_address(published):
-    from convkb.entries import load_all
+    from kb.entries import load_all
 
     site_url = re.search(r"^site_url:\s*(\S+)", (REPO / "mkdocs.yml").read_text(encoding="utf-8"), re.M)[1]
     entries = load_all(published.parent)

@@ -3,7 +3,7 @@
 import pytest
 from onnx import TensorProto, helper
 
-from convkb.pattern import Pattern, find
+from kb.pattern import Pattern, find
 
 DECONV_BN = Pattern.model_validate({
     "name": "grouped-deconv-bn", "summary": "",
@@ -101,8 +101,8 @@ def test_disconnected_pattern_is_rejected():
 def test_every_entry_pattern_matches_its_own_reproducer(fixture_corpus):
     """Each entry's cases were exported and checked: each trigger case matches, each control does not.
     (tests/test_corpus.py holds the real entries to the same contract.)"""
-    from convkb.artifacts import check_triggers, prepare
-    from convkb.entries import load_all
+    from kb.artifacts import check_triggers, prepare
+    from kb.entries import load_all
 
     entries = load_all()
     assert len(entries) >= 3
@@ -113,8 +113,8 @@ def test_every_entry_pattern_matches_its_own_reproducer(fixture_corpus):
 
 
 def test_a_control_case_that_contains_the_pattern_is_refused(fixture_entry):
-    from convkb.artifacts import Artifacts, PreparationFailed, check_triggers, prepare
-    from convkb.entries import load_entry
+    from kb.artifacts import Artifacts, PreparationFailed, check_triggers, prepare
+    from kb.entries import load_entry
 
     entry = load_entry(fixture_entry("fake-pow-nan"))
     arts = prepare(entry)

@@ -1,5 +1,5 @@
 """Reading the knowledge never runs an entry's Python (issue 30): `kb list`, the site's pages, `kb scan`,
-`kb explain` and `kb accept` read test_checks.py as source (convkb.checks.declared_checks); only running a
+`kb explain` and `kb accept` read test_checks.py as source (kb.checks.declared_checks); only running a
 check imports it. The same declarations either way: every field of every check of the real corpus."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from convkb.checks import declared_checks, load_checks
-from convkb.entries import load_all
+from kb.checks import declared_checks, load_checks
+from kb.entries import load_all
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -32,10 +32,10 @@ def test_the_site_scan_explain_and_list_import_no_entry(fixture_corpus, no_entry
     import onnx
     from onnx import TensorProto, helper
 
-    from convkb.cli import list_
-    from convkb.match.report import explain_command
-    from convkb.match.scan import scan_command
-    from convkb.site.generate import render
+    from kb.cli import list_
+    from kb.match.report import explain_command
+    from kb.match.scan import scan_command
+    from kb.site.generate import render
 
     list_()
     site = render(fixture_corpus, records=tmp_path / "none", entries=load_all(fixture_corpus))
@@ -74,7 +74,7 @@ def test_reading_the_source_gives_what_importing_gives_for_every_real_entry():
 
 
 def test_a_computed_argument_is_one_clear_line(fixture_corpus):
-    from convkb.errors import KBError
+    from kb.errors import KBError
 
     entry = next(e for e in load_all(fixture_corpus) if e.slug == "fake-pow-nan")
     text = entry.test.read_text(encoding="utf-8")
@@ -86,7 +86,7 @@ def test_a_computed_argument_is_one_clear_line(fixture_corpus):
 def test_the_readme_lists_every_rule_the_contracts_enforce():
     import re
 
-    from convkb import contracts
+    from kb import contracts
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     listed = re.search(r"<!-- contracts:[^\n]*-->\n(.*?)\n<!-- /contracts -->", readme, re.S)

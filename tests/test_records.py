@@ -4,7 +4,7 @@ import multiprocessing
 import shutil
 from datetime import datetime, timezone
 
-from convkb.records import Record, RecordStore
+from kb.records import Record, RecordStore
 
 
 def rec(i: int, check="c") -> Record:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from convkb.entries import load_all
+from kb.entries import load_all
 
 REPO = Path(__file__).resolve().parents[1]
 LOGS = REPO / "tests" / "data" / "real_logs"
@@ -33,7 +33,7 @@ def kb_explain(*args: str) -> subprocess.CompletedProcess:
 
 def test_the_published_address_is_https_and_the_default_for_links():
     assert PUBLISHED.startswith("https://") and PUBLISHED.endswith("/")
-    code = "from convkb.match.links import page_url; print(page_url('x'))"
+    code = "from kb.match.links import page_url; print(page_url('x'))"
     env = {k: v for k, v in os.environ.items() if k not in ("KB_SITE_URL", "KB_ROOT")}
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env)
     assert p.stdout.strip() == f"{PUBLISHED}x/", p.stderr
@@ -70,7 +70,7 @@ def test_a_generic_message_gets_a_reply_that_quotes_the_users_own_numbers():
     p = kb_explain("--format", "markdown", str(log))
     reply = p.stdout
     assert numbers in reply, reply
-    from convkb import messages
+    from kb import messages
 
     # the message page of the user's line, found by the index's own patterns
     m = next(m for m in messages.load_all(REPO).values() if re.search(m.pattern, line))
@@ -83,7 +83,7 @@ def test_a_generic_message_gets_a_reply_that_quotes_the_users_own_numbers():
 def test_a_line_only_the_message_index_knows_gets_its_message_page_not_a_guess_from_words(tmp_path):
     """A message no entry cites (its causes are upstream reports): the reply leads with the user's line and the
     message page, and marks entries found by the report's words as a guess."""
-    from convkb import messages
+    from kb import messages
 
     corpus = load_all(REPO)
     cited = {s.message for e in corpus for s in e.meta.signatures}

@@ -1,4 +1,4 @@
-"""Checks as rows of the front matter (convkb.pipelines): read without running, each bound to its own case and
+"""Checks as rows of the front matter (kb.pipelines): read without running, each bound to its own case and
 options, run like any check, and an entry with only rows needs no test_checks.py."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from convkb.checks import declared_checks, load_checks
-from convkb.entries import load_all
-from convkb.errors import KBError
+from kb.checks import declared_checks, load_checks
+from kb.entries import load_all
+from kb.errors import KBError
 
 NAN = "fake-pow-nan"
 

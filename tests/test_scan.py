@@ -18,9 +18,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from convkb.errors import KBError
-from convkb.match import codes
-from convkb.match.scan import find_problems, scan_command
+from kb.errors import KBError
+from kb.match import codes
+from kb.match.scan import find_problems, scan_command
 
 ROOT = Path(__file__).resolve().parent.parent
 F = TensorProto.FLOAT
@@ -476,7 +476,7 @@ def test_matches_are_summarised_per_pattern(tmp_path, capsys):
 def accepted(folder, check, **verdicts):
     """Replace the entry's expected.yaml: `check` accepted with these verdicts per version (on onnxruntime, the
     engine the fixture entries' checks run)."""
-    from convkb import expectations
+    from kb import expectations
 
     table = {check: {v[1:].replace("_", "."): expectations.Expectation(verdict=verdict, observed="2026-11-21",
                                                                        platform="test")
@@ -533,7 +533,7 @@ def test_status_for_an_engine_the_problem_does_not_concern(scale_entry, scan):
 def test_status_comes_from_records_too(scale_entry, scan, monkeypatch, tmp_path):
     from datetime import datetime, timezone
 
-    from convkb.records import Record, RecordStore
+    from kb.records import Record, RecordStore
 
     monkeypatch.setenv("KB_RECORDS", str(tmp_path / "records"))
     RecordStore().append(Record(
@@ -969,7 +969,7 @@ def synthetic(n):
 
 
 def test_scan_is_fast_and_linear():
-    from convkb.entries import load_all
+    from kb.entries import load_all
 
     entries = load_all()
 
@@ -994,7 +994,7 @@ def test_scan_is_fast_and_linear():
 # ---- through the command line -----------------------------------------------------------------
 
 def kb(*args):
-    return subprocess.run([sys.executable, "-m", "convkb", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True, cwd=ROOT,
                           env=os.environ)  # KB_ROOT: the fixture corpus
 
 

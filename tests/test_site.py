@@ -21,19 +21,19 @@ from pathlib import Path
 
 import pytest
 
-from convkb import expectations
-from convkb.checks import Check
-from convkb.entries import load_all
-from convkb.history import timelines
-from convkb.pattern import Pattern
-from convkb.records import Record, RecordStore
-from convkb.site import build_site
-from convkb.site.generate import _redirects, render
-from convkb.site.pages import home_page
-from convkb.status import engine_status
-from convkb.site.svg import draw, layers
-from convkb.site.table import engine_table
-from convkb.status import STATUS_LABEL, derive
+from kb import expectations
+from kb.checks import Check
+from kb.entries import load_all
+from kb.history import timelines
+from kb.pattern import Pattern
+from kb.records import Record, RecordStore
+from kb.site import build_site
+from kb.site.generate import _redirects, render
+from kb.site.pages import home_page
+from kb.status import engine_status
+from kb.site.svg import draw, layers
+from kb.site.table import engine_table
+from kb.status import STATUS_LABEL, derive
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "corpus"
@@ -201,8 +201,8 @@ def test_a_message_pages_chinese_summary_and_synonyms_are_shown_and_searched(sit
 
 def test_a_message_example_is_shown_verbatim():
     """ncnn's `extract 'out0' failed with -100`: quotes and brackets in a fence are text, not &#39;."""
-    from convkb.schema import Message
-    from convkb.site.messages import message_page
+    from kb.schema import Message
+    from kb.site.messages import message_page
 
     m = Message(id="x-quoted", engines=["ncnn"], pattern="extract .*failed", example="ncnn: extract 'out0' <b> failed",
                 summary="s", generic=True)
@@ -424,7 +424,7 @@ def test_home_shows_each_engines_status_of_a_multi_engine_entry(fixture_entry, c
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.meta.id)
 def test_trigger_patterns_are_drawn_as_svg(site, entry):
-    from convkb.site.svg import op_label, predicates
+    from kb.site.svg import op_label, predicates
 
     trigger = section(page(site, entry.slug), "trigger")
     svgs = re.findall(r'<svg class="kb-pattern-svg".*?</svg>', trigger, re.S)
@@ -456,7 +456,7 @@ def test_alias_redirects_to_the_renamed_entry(site):
 
 
 def test_an_alias_may_not_take_another_entrys_address():
-    from convkb.errors import KBError
+    from kb.errors import KBError
 
     a, b = ENTRIES[0], ENTRIES[1]
     clash = type(a)(a.slug, a.dir, a.meta.model_copy(update={"aliases": [b.slug]}), a.body)
@@ -498,8 +498,8 @@ def test_templates_ship_with_the_package():
     import tomllib
 
     globs = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
-        "package-data"]["convkb"]
-    templates = [p.relative_to(REPO / "convkb").as_posix() for p in (REPO / "convkb" / "templates" / "site").iterdir()]
+        "package-data"]["kb"]
+    templates = [p.relative_to(REPO / "kb").as_posix() for p in (REPO / "kb" / "templates" / "site").iterdir()]
     assert templates and all(any(fnmatch.fnmatch(t, g) for g in globs) for t in templates), templates
 
 

@@ -21,10 +21,10 @@ from urllib.parse import urlparse
 
 import pytest
 
-from convkb.entries import Entry, load_all
-from convkb.match import noise
-from convkb.site import searchbox
-from convkb.site.searchbox import CHROMIUM_ARGS, RESULTS, ZH_PROBE, chromium_path
+from kb.entries import Entry, load_all
+from kb.match import noise
+from kb.site import searchbox
+from kb.site.searchbox import CHROMIUM_ARGS, RESULTS, ZH_PROBE, chromium_path
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
@@ -90,7 +90,7 @@ def _some(words: list[str]) -> list[str]:
 
 
 def _messages_index():
-    from convkb import messages
+    from kb import messages
 
     return messages.load_all(REPO)
 
@@ -145,7 +145,7 @@ def browser():
 def records(tmp_path_factory):
     """A snapshot of the record store: the corpus checks running beside these tests append to the real
     one (a new day, a new verdict), and the site and the tests' own derivation must read the same records."""
-    from convkb.paths import state
+    from kb.paths import state
 
     snap = tmp_path_factory.mktemp("records")
     src = state("records")
@@ -217,7 +217,7 @@ FLOOR = 0.9  # issue 19's bar for held-out queries; here each kind of an entry's
 
 
 def _found(hits, slug, what, query, want) -> bool:
-    # A log line may also find the page of its engine message (convkb.site.messages), which lists every
+    # A log line may also find the page of its engine message (kb.site.messages), which lists every
     # cause; every entry whose signatures report the line appears near the top, all of them (a generic
     # message is shared: none has to be first). A Chinese title or a synonym finds its entry near the top.
     window = 1 + SLACK + (len(want) - 1 if what == "synonym" else 0)  # a shared word has to share the top
@@ -350,17 +350,17 @@ def test_an_issue_reference_finds_the_page_citing_it(search_page, query, pages):
 
 
 def test_the_search_box_strips_noise_as_kb_explain_does(search_page):
-    """The box's rules are generated from convkb/match/noise.py: both give the same words for every pasted line."""
+    """The box's rules are generated from kb/match/noise.py: both give the same words for every pasted line."""
     lines = sorted({q for _, what, q, _ in CASES if what == "pasted"})
     assert lines
     assert search_page.evaluate("lines => lines.map(kbNoise)", lines) == [noise.query(q) for q in lines]
 
 
 def test_the_search_box_ranks_as_kb_explain_does(search_page):
-    """window.kbLines, kbLines.preferred and kbWords are generated from convkb/match/lines.py and words.py:
+    """window.kbLines, kbLines.preferred and kbWords are generated from kb/match/lines.py and words.py:
     the browser names the same pages, in the same order, as kb's Python for every line and description."""
-    from convkb.match.lines import Table
-    from convkb.match.words import SiteIndex
+    from kb.match.lines import Table
+    from kb.match.words import SiteIndex
 
     table, words = Table.build(ENTRIES, _messages_index()), SiteIndex(ENTRIES, _messages_index())
     queries = sorted({q for _, _, q, _ in CASES}) + [f"{m.example} 模型转换失败" for m in _messages_index().values()]
@@ -375,8 +375,8 @@ def _typo(text: str) -> str:
 
 
 def test_the_search_box_cuts_a_paste_as_kb_explains_rules_do(search_page):
-    """window.kbLines.reduce is generated from convkb/match/lines.py: the same lines of every multi-line paste."""
-    from convkb.match.lines import Table
+    """window.kbLines.reduce is generated from kb/match/lines.py: the same lines of every multi-line paste."""
+    from kb.match.lines import Table
 
     table = Table.build(ENTRIES, _messages_index())
     pastes = _find_blob_pastes() + [f"$ ./run model.param\n{q}\nTry\n  done\n" for _, what, q, _ in CASES
@@ -389,7 +389,7 @@ def test_a_line_finds_the_pages_it_names_first(request, fixture):
     """An engine line's own pages come first, in kb explain's order: an entry it is evidence for, then its
     message page, which lists the causes of a generic line (not the entry that repeats its words most). A line
     whose words the index cannot find ('network graph not ready': stop words but one) still gets its page."""
-    from convkb.match.lines import Table
+    from kb.match.lines import Table
 
     page = request.getfixturevalue(fixture)
     table = Table.build(ENTRIES, _messages_index())
@@ -407,8 +407,8 @@ def test_a_line_finds_the_pages_it_names_first(request, fixture):
 def test_a_description_finds_the_pages_its_words_rank_first(request, fixture):
     """Without an engine line, the pages kb explain's BM25 ranks first for the words come first (a Chinese
     title, which lunr cuts differently, is one such description)."""
-    from convkb.match.lines import Table
-    from convkb.match.words import SiteIndex
+    from kb.match.lines import Table
+    from kb.match.words import SiteIndex
 
     page = request.getfixturevalue(fixture)
     table, words = Table.build(ENTRIES, _messages_index()), SiteIndex(ENTRIES, _messages_index())
@@ -452,7 +452,7 @@ _IN_A_FRESH_WORKER = """async ([url, text, query]) => {
 def test_the_search_worker_survives_lunrs_token_set_merge(search_page):
     """The site's worker (kb-search.js) answers a query that material's own worker fails on."""
     site = json.loads(search_page.locator("#__config").text_content())["search"]
-    assert "kb-search.js?worker=" in site, f"the page starts {site}, not kb-search.js (convkb/site/theme/main.html)"
+    assert "kb-search.js?worker=" in site, f"the page starts {site}, not kb-search.js (kb/site/theme/main.html)"
     material = site.replace("kb-search.js?worker=", "")
     assert search_page.evaluate(_IN_A_FRESH_WORKER, [material, COLLIDING, "m"]) == 0, \
         "material's worker no longer fails on this vocabulary: if its lunr is fixed, kb-search.js can go"
@@ -541,7 +541,7 @@ def test_a_multi_line_paste_is_searched_by_its_known_lines(request, fixture, how
     """A paste never finds nothing: the box searches what a paste puts in it, with no key released too (a phone's
     long press, a right click), and a multi-line paste by the lines kb explain's rules know (window.kbLines.reduce),
     not by ncnn's hint lines around them."""
-    from convkb.match.lines import Table
+    from kb.match.lines import Table
 
     page = request.getfixturevalue(fixture)
     table = Table.build(ENTRIES, _messages_index())
@@ -557,7 +557,7 @@ def test_a_multi_line_paste_is_searched_by_its_known_lines(request, fixture, how
 def test_a_line_put_in_the_box_without_a_key_is_searched(request, fixture):
     """Text a menu's Paste or a drop puts in the box, which no key release follows, is searched (material reads
     the box on a key release only)."""
-    from convkb.match.lines import Table
+    from kb.match.lines import Table
 
     page = request.getfixturevalue(fixture)
     line = next(m.example for m in _messages_index().values() if m.example.startswith("find_blob_index_by_name"))
@@ -611,11 +611,11 @@ def test_no_word_of_a_results_title_is_shown_missing(request, fixture):
 
 
 def test_status_table_shows_the_recorded_verdicts(context, base_url, records):
-    from convkb.site.generate import render
-    from convkb.site.timeline import sentence
+    from kb.site.generate import render
+    from kb.site.timeline import sentence
 
-    from convkb.site.pages import answer, headline
-    from convkb.site.table import public
+    from kb.site.pages import answer, headline
+    from kb.site.table import public
 
     statuses = render(records=records).statuses  # the same derivation the build used, from the same records
     slug = max(statuses, key=lambda s: (len(statuses[s].engines), s))  # the entry on the most engines
@@ -652,9 +652,9 @@ def test_status_table_shows_the_recorded_verdicts(context, base_url, records):
 
 
 def test_the_newest_release_is_in_view_and_many_columns_scroll_under_a_fixed_check_column(context, base_url):
-    from convkb.site.generate import render
+    from kb.site.generate import render
 
-    from convkb.site.table import _columns, _rows
+    from kb.site.table import _columns, _rows
 
     # the entry whose table has the most columns (releases that read differently)
     slug, es = max(((s, es) for s, st in render().statuses.items() for es in st.engines),
@@ -699,8 +699,8 @@ def test_copy_link_button_copies_the_section_address(context, base_url):
 
 
 def test_home_page_filters_by_engine_tag_and_status(context, base_url):
-    from convkb.site.generate import render
-    from convkb.status import engine_status, public_status
+    from kb.site.generate import render
+    from kb.status import engine_status, public_status
 
     statuses = {slug: public_status(st) for slug, st in render().statuses.items()}  # never "changed": kb check's
     per_engine = {slug: {es.engine: engine_status(es) for es in st.engines} for slug, st in render().statuses.items()}

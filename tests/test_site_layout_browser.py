@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from convkb.versions import version_key
+from kb.versions import version_key
 
 
 def _site_browser():
@@ -39,7 +39,7 @@ MAINTAINER_WORDS = ("changed", "differs", "expected.yaml", "kb matrix", "kb acce
 
 @pytest.fixture(scope="module")
 def statuses(records):
-    from convkb.site.generate import render
+    from kb.site.generate import render
 
     return render(records=records).statuses  # the derivation the build used, from the same records
 
@@ -47,7 +47,7 @@ def statuses(records):
 def _entries_to_measure(statuses) -> list[str]:
     """Entries with a verified workaround and a measured bug: the one most upstream threads report, the entry
     with the longest status tables, and the one with the longest title (it pushes everything down)."""
-    from convkb.site.pages import answer
+    from kb.site.pages import answer
 
     fit = [s for s, st in statuses.items() if s in BY_SLUG and (a := answer(BY_SLUG[s], st))["workaround"]
            and a["engines"]]
@@ -77,8 +77,8 @@ def _on_first_screen(locator, height: int, width: int) -> dict:
 @pytest.mark.parametrize("width,height", SCREENS, ids=lambda v: str(v))
 def test_the_first_screen_shows_the_newest_status_and_the_workaround(viewports, base_url, statuses,  # noqa: F811
                                                                    width, height):
-    from convkb.engines import ENGINES
-    from convkb.site.pages import answer
+    from kb.engines import ENGINES
+    from kb.site.pages import answer
 
     page = viewports[(width, height)].new_page()
     for slug in _entries_to_measure(statuses):
@@ -112,7 +112,7 @@ def test_the_first_screen_shows_the_newest_status_and_the_workaround(viewports, 
 @pytest.mark.parametrize("width,height", SCREENS, ids=lambda v: str(v))
 def test_the_status_table_lists_the_newest_release_first_and_fits_the_screen(viewports, base_url, statuses,  # noqa: F811
                                                                            width, height):
-    from convkb.site.table import LEGEND
+    from kb.site.table import LEGEND
 
     slug = max(statuses, key=lambda s: (sum(len(es.checks) for es in statuses[s].engines), s))
     page = viewports[(width, height)].new_page()

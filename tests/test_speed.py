@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from convkb.entries import load_all
-from convkb.match import explain as ex
-from convkb.match import logfile, rules
+from kb.entries import load_all
+from kb.match import explain as ex
+from kb.match import logfile, rules
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "real_logs"
@@ -23,7 +23,7 @@ ENGINES = ("torch", "onnx", "onnxruntime", "ncnn", "MNN")
 # Runs the CLI in this process, then prints which of the heavy modules it loaded.
 WRAPPER = """
 import json, sys
-from convkb.cli import main
+from kb.cli import main
 sys.argv = ["kb", *sys.argv[1:]]
 try:
     main()
@@ -60,8 +60,8 @@ def _entry_copy(root: Path) -> Path:
 
 
 def test_editing_an_entry_invalidates_the_caches(tmp_path, monkeypatch):
-    from convkb import messages
-    from convkb.match.words import Index
+    from kb import messages
+    from kb.match.words import Index
 
     root = _entry_copy(tmp_path)
     monkeypatch.setenv("KB_ROOT", str(root))
@@ -146,7 +146,7 @@ def test_progress_is_shown_on_a_terminal_only(tmp_path):
 
     log = tmp_path / "big.log"
     log.write_text("[12:00:01] INFO convert op Conv /backbone/conv -> conv_1\n" * 40_000)  # > PROGRESS_FROM
-    code = ("import sys; from convkb.match import report\n"
+    code = ("import sys; from kb.match import report\n"
             "with open(sys.argv[1], 'rb') as f, report.progress(f) as r:\n"
             "    print(type(r).__name__, file=sys.stdout)\n"
             "    while r.read(1 << 16): pass\n")

@@ -2,9 +2,9 @@
 
 import pytest
 
-from convkb.entries import load_all, load_entry
-from convkb.errors import KBError
-from convkb.schema import TITLE_MAX
+from kb.entries import load_all, load_entry
+from kb.errors import KBError
+from kb.schema import TITLE_MAX
 
 from tests.test_entries import GUARD, edit_page
 

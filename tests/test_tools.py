@@ -1,4 +1,4 @@
-"""onnx2ncnn built from ncnn's sources (convkb.tools.build), and how the engine finds it.
+"""onnx2ncnn built from ncnn's sources (kb.tools.build), and how the engine finds it.
 
 The project ships no ncnn source: these tests build from CI's copy (../shared/ncnn-tools-onnx) or
 $NCNN_SRC, and skip without either."""
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from convkb.engines.onnx2ncnn import Onnx2Ncnn
-from convkb.errors import KBError
-from convkb.tools import build as tb
+from kb.engines.onnx2ncnn import Onnx2Ncnn
+from kb.errors import KBError
+from kb.tools import build as tb
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = Path(os.environ.get("NCNN_SRC") or ROOT.parent / "shared" / "ncnn-tools-onnx")

@@ -1,9 +1,9 @@
-"""convkb.match.words: how a report's words are cut and scored, for kb explain and the site's search box alike."""
+"""kb.match.words: how a report's words are cut and scored, for kb explain and the site's search box alike."""
 
 from __future__ import annotations
 
-from convkb.match import words
-from convkb.match.words import best_of, nest, query_groups, spellings, tokens
+from kb.match import words
+from kb.match.words import best_of, nest, query_groups, spellings, tokens
 
 
 def test_a_name_is_found_as_people_write_it():
@@ -50,10 +50,10 @@ def test_a_group_scores_its_best_term_and_the_typed_one_most():
 def test_the_search_box_puts_the_named_engines_pages_first():
     """A description that says MNN is about MNN's pages, whatever words an ncnn page shares (as kb explain keeps
     word-only results to the engines a report names); within each part, the words' order."""
-    from convkb import messages as message_index
-    from convkb.entries import load_all
-    from convkb.match.words import SiteIndex
-    from convkb.paths import repo_root
+    from kb import messages as message_index
+    from kb.entries import load_all
+    from kb.match.words import SiteIndex
+    from kb.paths import repo_root
 
     entries = load_all(repo_root(), broken=[])
     index = SiteIndex(entries, message_index.load_all(entries=entries))
@@ -92,10 +92,10 @@ def test_a_typo_of_five_letters_or_more_finds_the_word():
 
 def test_kb_explain_and_the_box_read_a_typo_as_the_word():
     """`groupnrom` found nothing: it ranks the GroupNorm pages as `groupnorm` does (at PART, as another spelling)."""
-    from convkb import messages as message_index
-    from convkb.entries import load_all
-    from convkb.match.words import Index, SiteIndex
-    from convkb.paths import repo_root
+    from kb import messages as message_index
+    from kb.entries import load_all
+    from kb.match.words import Index, SiteIndex
+    from kb.paths import repo_root
 
     entries = load_all(repo_root(), broken=[])
     msgs = message_index.load_all(entries=entries)

@@ -5,7 +5,7 @@ Per family (`VARIANTS`):
                   models opset 13 cannot express (scaled_dot_product_attention), as users do
   dyn18           torch.onnx.export(dynamo=True, opset_version=18): torch 2.13's default exporter
   ts13-sim, dyn18-sim   the same run through onnxsim.simplify (when onnxsim is installed)
-and for the "cnn" families, onnxruntime quantization of the float exports (convkb.workers.onnxruntime):
+and for the "cnn" families, onnxruntime quantization of the float exports (kb.workers.onnxruntime):
   ts13-qdq, ts13-qdq-pc, dyn18-qdq   quantize_static, QuantFormat.QDQ (per tensor / per channel)
   ts13-qop                           quantize_static, QuantFormat.QOperator
   ts13-dynq                          quantize_dynamic
@@ -102,7 +102,7 @@ def _export_family(name: str, out: Path) -> dict:
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(ROOT))
     import models
-    from convkb.workers.onnxruntime import quantize
+    from kb.workers.onnxruntime import quantize
 
     _, kind = models.FAMILIES[name]
     m = models.build(name)
@@ -188,7 +188,7 @@ def ensure(families: list[str] | None = None, jobs: int = 2, quiet: bool = False
     import concurrent.futures as cf
 
     sys.path.insert(0, str(ROOT))
-    from convkb.child import run_command
+    from kb.child import run_command
 
     out = export_dir()
     out.mkdir(parents=True, exist_ok=True)

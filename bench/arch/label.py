@@ -1,17 +1,17 @@
 """Labels from engine runs: run every exported file through the engines' pipelines and record what
 happened, then derive, per corpus entry, whether the engine fails on the file the way the entry says.
 
-Pipelines (each step is its own child process with a timeout, convkb.child):
-  mnn                  convkb.engines.mnn.convert_step (default flags) -> convkb.workers.mnn:run
+Pipelines (each step is its own child process with a timeout, kb.child):
+  mnn                  kb.engines.mnn.convert_step (default flags) -> kb.workers.mnn:run
   mnn-allow-custom-op  the same with --allowCustomOp; only where the default conversion names an op
                        it does not support
-  mnn-session          the default conversion run with MNN's Session API (convkb.workers.mnn:session), as
+  mnn-session          the default conversion run with MNN's Session API (kb.workers.mnn:session), as
                        C++ and older Python code run models
-  mnn-quant-ema/-kl    the float .mnn -> convkb.workers.mnn:quantize (mnnquant, EMA / KL, calibration in
-                       convkb.engines.mnn.sequence_calibration) -> run; for the "cnn" and "rnn"
+  mnn-quant-ema/-kl    the float .mnn -> kb.workers.mnn:quantize (mnnquant, EMA / KL, calibration in
+                       kb.engines.mnn.sequence_calibration) -> run; for the "cnn" and "rnn"
                        families' float files
-  onnx2ncnn            the onnx2ncnn binary -> convkb.workers.ncnn:run (classic layout, no batch axis)
-  pnnx                 pnnx (from the ONNX file) -> convkb.workers.ncnn:run (batch axis kept)
+  onnx2ncnn            the onnx2ncnn binary -> kb.workers.ncnn:run (classic layout, no batch axis)
+  pnnx                 pnnx (from the ONNX file) -> kb.workers.ncnn:run (batch axis kept)
 Every pipeline's outputs are compared with onnxruntime on the same file (torch's outputs where
 onnxruntime cannot run the file, e.g. custom ops). Tolerance: the largest difference within 1% of
 the reference's largest magnitude for float pipelines, 10% where quantization is involved
@@ -93,7 +93,7 @@ def onnx2ncnn_binary(build: bool = True) -> Path | None:
 
 
 def _onnx2ncnn_commit(binary: Path | None) -> str | None:
-    """The ncnn commit the tool was built from, 7 hex digits, as convkb.engines.onnx2ncnn names it."""
+    """The ncnn commit the tool was built from, 7 hex digits, as kb.engines.onnx2ncnn names it."""
     if binary is None:
         return None
     for f in (binary.parent / "ncnn-commit", binary.parent / "NCNN_COMMIT",
@@ -104,7 +104,7 @@ def _onnx2ncnn_commit(binary: Path | None) -> str | None:
 
 
 def engine_versions() -> dict[str, str]:
-    from convkb import versions
+    from kb import versions
 
     out = {k: versions.of(k) or "absent" for k in ("mnn", "ncnn", "pnnx", "onnxruntime", "torch", "onnx")}
     out["onnxsim"] = versions.of("onnxsim") or "absent"
@@ -135,7 +135,7 @@ def _signature_regexes() -> list[re.Pattern]:
     if _SIGS is None:
         import yaml
 
-        from convkb.entries import split_front_matter
+        from kb.entries import split_front_matter
 
         _SIGS = []
         for page in sorted((ROOT / "repros").glob("*/README.md")):
@@ -244,9 +244,9 @@ def _sha(path: Path) -> str:
 
 def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] | None = None) -> dict:
     """Run every pipeline (or those in `only`) on one file; return {pipeline: evidence}."""
-    from convkb.child import run_command, run_function
-    from convkb.compare import Outputs, compare
-    from convkb.engines import mnn
+    from kb.child import run_command, run_function
+    from kb.compare import Outputs, compare
+    from kb.engines import mnn
 
     work = work_root / f.name
     shutil.rmtree(work, ignore_errors=True)
@@ -261,7 +261,7 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
 
     # the reference: onnxruntime on this very file; torch's outputs if onnxruntime cannot run it
     ref_out = work / "ort.npz"
-    ort = run_function("onnxruntime run", "convkb.workers.onnxruntime:run", model=str(src), inputs=str(f.inputs),
+    ort = run_function("onnxruntime run", "kb.workers.onnxruntime:run", model=str(src), inputs=str(f.inputs),
                        out=str(ref_out), timeout=120)
     if ort.ok and ref_out.exists():
         with __import__("numpy").load(ref_out) as z:
@@ -298,7 +298,7 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
         if p.step(mnn.convert_step(src, dst, *flags, name=f"mnnconvert {' '.join(flags)}".strip(), timeout=180,
                                    cwd=work), [dst]):
             out = work / f"{name}.out.npz"
-            if p.step(run_function("MNN run", "convkb.workers.mnn:run", model=str(dst), feed=str(f.inputs), out=str(out),
+            if p.step(run_function("MNN run", "kb.workers.mnn:run", model=str(dst), feed=str(f.inputs), out=str(out),
                                    outputs=f.outputs, shown=f"MNN run {dst.name}", timeout=120), [out]):
                 result[name] = judge(p, out, "MNN", tol)
                 continue
@@ -313,7 +313,7 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
     else:
         p = Pipeline("mnn-session", work, clean, sigs)
         out = work / "mnn-session.out.npz"
-        if p.step(run_function("MNN session", "convkb.workers.mnn:session", model=str(float_mnn), feed=str(f.inputs),
+        if p.step(run_function("MNN session", "kb.workers.mnn:session", model=str(float_mnn), feed=str(f.inputs),
                                out=str(out), outputs=f.outputs, shown=f"MNN session {float_mnn.name}", timeout=120),
                   [out]):
             result["mnn-session"] = judge(p, out, "MNN", tol)
@@ -335,11 +335,11 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
         cfg.write_text(json.dumps(mnn.sequence_calibration(work / f"calibration-{method}", f.inputs, f.outputs,
                                                            method), indent=1))
         dst = work / f"{name}.mnn"
-        if p.step(run_function(f"mnnquant {method}", "convkb.workers.mnn:quantize",
+        if p.step(run_function(f"mnnquant {method}", "kb.workers.mnn:quantize",
                                argv=["quantized.out", str(float_mnn), str(dst), str(cfg)], cwd=work,
                                shown=f"mnnquant {float_mnn.name} {dst.name} {cfg.name}", timeout=300), [dst]):
             out = work / f"{name}.out.npz"
-            if p.step(run_function("MNN run", "convkb.workers.mnn:run", model=str(dst), feed=str(f.inputs), out=str(out),
+            if p.step(run_function("MNN run", "kb.workers.mnn:run", model=str(dst), feed=str(f.inputs), out=str(out),
                                    outputs=f.outputs, shown=f"MNN run {dst.name}", timeout=120), [out]):
                 result[name] = judge(p, out, "MNN", QUANT_TOL)
                 continue
@@ -399,11 +399,11 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
 
 def _pnnx_batch_axes(script: Path | None) -> dict[str, int | None]:
     """Per input blob, the batch axis pnnx's own <model>_ncnn.py squeezes (None: none), read with
-    convkb.engines.pnnx.read_feeding where kb has it, else with the same regex for current pnnx."""
+    kb.engines.pnnx.read_feeding where kb has it, else with the same regex for current pnnx."""
     if script is None:
         return {}
     try:
-        from convkb.engines.pnnx import read_feeding
+        from kb.engines.pnnx import read_feeding
 
         feeding = read_feeding(script)
         return dict(feeding.inputs) if feeding else {}
@@ -414,7 +414,7 @@ def _pnnx_batch_axes(script: Path | None) -> dict[str, int | None]:
 
 def _pnnx_feed(f: File, script: Path | None, dst: Path) -> Path:
     """The inputs as pnnx's own <model>_ncnn.py feeds them (`ncnn.Mat(inN.numpy(), batch_index=B)`:
-    without the batch axis B), so convkb.workers.ncnn:run(batch=True) feeds them as they are."""
+    without the batch axis B), so kb.workers.ncnn:run(batch=True) feeds them as they are."""
     import numpy as np
 
     axes = _pnnx_batch_axes(script)
@@ -431,9 +431,9 @@ def _pnnx_feed(f: File, script: Path | None, dst: Path) -> Path:
 
 def _ncnn_run(param: Path, bin_: Path, f: File, out: Path, blobs_in: list[str], blobs_out: list[str], batch: bool,
               feed: Path | None = None):
-    from convkb.child import run_function
+    from kb.child import run_function
 
-    return run_function("ncnn run", "convkb.workers.ncnn:run", param=str(param), bin=str(bin_), feed=str(feed or f.inputs),
+    return run_function("ncnn run", "kb.workers.ncnn:run", param=str(param), bin=str(bin_), feed=str(feed or f.inputs),
                         out=str(out), batch=batch, blobs_in=blobs_in, blobs_out=dict(zip(blobs_out, f.outputs)),
                         shown=f"ncnn run {param.name}", timeout=120)
 
@@ -613,7 +613,7 @@ def signature_hits(entry, pipelines: dict[str, dict], ablations: dict | None = N
     Hits are listed by pipeline (label.PIPELINES order), then in the entry's signature order, as
     "pipeline: signature (kind): evidence".
     """
-    from convkb.match.rules import evidence
+    from kb.match.rules import evidence
 
     meta = entry.meta
     index = _message_index()
@@ -660,7 +660,7 @@ _INDEX: dict = {}
 
 def _message_index() -> dict:
     if not _INDEX:
-        from convkb import messages
+        from kb import messages
 
         _INDEX.update(messages.load_all())
     return _INDEX

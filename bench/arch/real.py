@@ -144,7 +144,7 @@ def _export_model(name: str, out: Path) -> dict:
 def ensure(families: list[str] | None = None, quiet: bool = False) -> list[export.File]:
     """Export the models not yet in the cache, one child process (the bench venv's python) at a time;
     return every file, as export.File."""
-    from convkb.child import run_command
+    from kb.child import run_command
 
     if not real_env.PYTHON.exists():
         raise SystemExit(f"no {real_env.VENV.relative_to(ROOT)}: run .venv/bin/python bench/arch/real_env.py")

@@ -13,7 +13,7 @@
    * the last, still being typed, stays a prefix, unless it is a number (a trailing "0" is not "0*").
    * Chinese words are left to Material's segmenter, apart from the Latin ones glued to them.
    * First the noise of a pasted line goes (colours, timestamps, addresses, folders, file names, command
-   * options: window.kbNoise, generated from convkb/match/noise.py, the rules of kb explain's search link);
+   * options: window.kbNoise, generated from kb/match/noise.py, the rules of kb explain's search link);
    * if nothing is left, the text is searched as typed.
    * An issue reference (MNN#3977, alibaba/MNN#3977, #3977) is its number, weighted as a word of a title: the
    * engine's name is in the title of every page of that engine and would outrank the one citing it. */
@@ -31,14 +31,14 @@
     }).join(" ");
   }
   /* The pages an engine line in the query names by itself (an entry it is evidence for, else its message
-   * page: window.kbLines, generated from convkb/match/lines.py, kb explain's rules): the worker
+   * page: window.kbLines, generated from kb/match/lines.py, kb explain's rules): the worker
    * (theme/.../kb-search.js) puts them first. Word ranking alone put a generic line on whichever entry
    * repeats its words most. */
   function linePages(text) {
     return typeof window.kbLines === "function" ? window.kbLines(text) : [];
   }
   /* Then the pages that share the query's words, ranked as kb explain ranks a report's prose (window.kbWords,
-   * generated from convkb/match/words.py: BM25 over each page's title, synonyms, Chinese summary, ...). It
+   * generated from kb/match/words.py: BM25 over each page's title, synonyms, Chinese summary, ...). It
    * knows the words people use for a problem that the page's text may not (a synonym, a Chinese phrase). */
   function wordPages(text) {
     return typeof window.kbWords === "function" ? window.kbWords(text) : [];
@@ -62,7 +62,7 @@
    * phone's long press, a right click) or dropped in was never searched: any change of the box's text counts as
    * one. And the box holds one line: a multi-line paste (ncnn's 'find_blob_index_by_name data failed' with its
    * 'Try' and 'ex.input("in0", in0);' lines) is cut down to the lines worth searching for (window.kbLines.reduce,
-   * from convkb/match/lines.py: the lines a known message is on, else the lines that read like an error). */
+   * from kb/match/lines.py: the lines a known message is on, else the lines that read like an error). */
   var SEARCH_BOX = "input.md-search__input";
   function isSearchBox(el) { return !!(el && el.matches && el.matches(SEARCH_BOX)); }
   document.addEventListener("paste", function (ev) {

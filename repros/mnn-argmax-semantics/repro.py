@@ -6,7 +6,7 @@ Function computes the last index in torch and exports the ONNX op with select_la
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class ArgLast(torch.autograd.Function):

@@ -1,4 +1,4 @@
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 # Indices are integers and the head's Gather copies exact table rows: any difference is a whole index.

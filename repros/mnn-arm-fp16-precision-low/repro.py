@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 SCALE = 256.0  # the rescale workaround: a power of two, so dividing and multiplying back are exact
 ONE_FILE = {"external_data": False}  # torch 2.13's dynamo exporter otherwise writes the weights beside the model

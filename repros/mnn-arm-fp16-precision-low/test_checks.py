@@ -1,8 +1,8 @@
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 SIGS = ["overflow-nan", "overflow-wrong"]
-# The emulated CPUs (qemu-user, convkb.tools.arm64): cortex-a76 is ARMv8.2 with fp16 arithmetic, cortex-a72 ARMv8.0
+# The emulated CPUs (qemu-user, kb.tools.arm64): cortex-a76 is ARMv8.2 with fp16 arithmetic, cortex-a72 ARMv8.0
 # without. Where the emulation is not set up, s.mnn.run raises Unavailable and the check is skipped.
 V82, V80 = "cortex-a76", "cortex-a72"
 # With precision low on an ARMv8.2 CPU every activation is fp16 (11 significant bits): the in-range models differ

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class Up(nn.Module):

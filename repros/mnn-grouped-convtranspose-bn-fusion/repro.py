@@ -5,7 +5,7 @@ import copy
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class DeconvBN(nn.Module):

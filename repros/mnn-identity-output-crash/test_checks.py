@@ -1,5 +1,5 @@
-from convkb.checks import Checks
-from convkb.compare import compare
+from kb.checks import Checks
+from kb.compare import compare
 
 checks = Checks(__file__)
 BUG = ["pipeline-missing-output", "input-not-found", "get-input-failed", "get-output-failed", "load-failed",

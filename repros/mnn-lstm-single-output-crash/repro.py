@@ -5,7 +5,7 @@ the LSTM names three outputs after the node's own, reading past the one it has."
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 T, F, H = 6, 12, 16  # sequence length, features, hidden size
 

@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 T, F, H, O = 8, 16, 32, 8  # sequence length, features, hidden size, outputs
 

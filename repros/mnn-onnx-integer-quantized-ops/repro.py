@@ -2,14 +2,14 @@
 by quantize_dynamic on a conv net (ConvInteger) cannot be converted by MNN.
 
 The float models are exported here; `quantize=` has onnxruntime quantize each export, as users do
-(convkb.workers.onnxruntime.quantize: quantize_static calibrated on the case's input and three seeded
+(kb.workers.onnxruntime.quantize: quantize_static calibrated on the case's input and three seeded
 random batches, or quantize_dynamic).
 """
 
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 DYNAMIC = {"method": "dynamic", "fmt": "QOperator"}  # quantize_dynamic: ConvInteger, MatMulInteger
 QOPERATOR = {"method": "static", "fmt": "QOperator"}  # quantize_static(quant_format=QuantFormat.QOperator)

@@ -1,5 +1,5 @@
-from convkb import child
-from convkb.checks import Checks
+from kb import child
+from kb.checks import Checks
 
 checks = Checks(__file__)
 

@@ -1,8 +1,8 @@
 from pathlib import Path
 
-from convkb import child
-from convkb.checks import Checks
-from convkb.compare import Outputs
+from kb import child
+from kb.checks import Checks
+from kb.compare import Outputs
 
 checks = Checks(__file__)
 FEED = Path(__file__).resolve().parent / "feed.py"

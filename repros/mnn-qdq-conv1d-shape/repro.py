@@ -6,7 +6,7 @@ Each case is quantized at export time (Case.quantize), so its ONNX file is the Q
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 QDQ = {"method": "static", "fmt": "QDQ"}
 C, L = 4, 32

@@ -6,7 +6,7 @@ The float model is exported here; the checks quantize it with onnxruntime.quanti
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class Net(nn.Module):

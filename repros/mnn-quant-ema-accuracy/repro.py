@@ -9,7 +9,7 @@ model's torch output, as a fraction of that output's largest magnitude.
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C = 16
 SHAPE = (1, 3, 32, 32)

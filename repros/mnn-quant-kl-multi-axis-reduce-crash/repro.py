@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from convkb.export import Case
+from kb.export import Case
 
 C, K = 16, 10  # channels, classes
 

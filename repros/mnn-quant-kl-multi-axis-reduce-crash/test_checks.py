@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 BUG = ["kl-segfault"]

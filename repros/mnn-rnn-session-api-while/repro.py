@@ -7,7 +7,7 @@ resize; the Module API (MNN.nn.load_module_from_file) runs the same file.
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 T, F, H = 6, 8, 16  # sequence length, features, hidden size
 

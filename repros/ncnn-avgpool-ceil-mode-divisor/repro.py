@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, H = 3, 8  # an 8x8 map: kernel 3, stride 2, padding 1 and ceil_mode leave a last window half past the padding
 

@@ -6,7 +6,7 @@ ncnn aligns by their outer axes (a [3, 4, 5] map plus a [4, 5] constant)."""
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, H, W = 3, 4, 5
 

@@ -4,7 +4,7 @@ x86 InnerProduct when it keeps its weights in fp16 (use_fp16_storage, on by defa
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 BIG = 1e5  # past 65504, the largest finite fp16 value
 SCALE = 4.0  # the rescale workaround: BIG / 4 = 25000 fits in fp16

@@ -1,4 +1,4 @@
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 SIGS = ["weight-inf"]

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 K, N = 8, 3  # x (1, K) @ w (K, N) + b (N,): K a multiple of 4, so ncnn packs the 1-D blob of x
 INLINE = {"external_data": False}  # dynamo exports: weights inside the .onnx (not ncnn-onnx2ncnn-external-data)

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, H = 3, 7  # a 7x7 map: 1.5x gives 10 (10.5 rounded down), so the rounded size and the factor disagree
 

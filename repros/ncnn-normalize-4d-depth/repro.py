@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, D, H, W = 8, 4, 5, 6  # a (1, C, D, H, W) feature map: C channels, D frames (or slices) of H x W
 

@@ -8,7 +8,7 @@ from torch import nn
 from torch.nn.utils import parametrize
 from torch.nn.utils.parametrizations import weight_norm
 
-from convkb.export import Case
+from kb.export import Case
 
 C, H = 4, 8
 NOFOLD = {"do_constant_folding": False}  # what many training scripts pass, or what training-mode export implies

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, H = 4, 8  # conv channels, input height and width
 BATCH = {"in0": {0: "batch"}, "out0": {0: "batch"}}  # the dynamic batch axis users ask torch.onnx.export for

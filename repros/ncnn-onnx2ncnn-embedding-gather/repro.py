@@ -7,7 +7,7 @@ the model's input, so the Gather is written through unconverted and ncnn cannot 
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 V, D, T = 10, 8, 3  # vocabulary size, embedding width, tokens
 

@@ -5,7 +5,7 @@ tensors as empty and writes layers without their weights."""
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class ConvBlock(nn.Module):

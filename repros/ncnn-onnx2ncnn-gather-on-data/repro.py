@@ -4,7 +4,7 @@ x[:, idx], torch.gather): it writes the op through as `Gather`, a layer ncnn doe
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, H = 6, 5  # channels, height and width
 IDX = [0, 2, 3]  # the channels kept: not one contiguous run

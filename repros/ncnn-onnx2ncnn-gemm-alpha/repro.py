@@ -5,7 +5,7 @@ as well, and the output is wrong (no message)."""
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 M, K, N = 4, 5, 3  # a (M, K) @ (K, N) product, C is (M, N)
 

@@ -11,7 +11,7 @@ from torch import nn
 from torch.nn.utils import parametrize
 from torch.nn.utils.parametrizations import weight_norm
 
-from convkb.export import Case
+from kb.export import Case
 
 K, N, ROWS = 8, 3, 4  # nn.Linear(K, N) on a (ROWS, K) input: 2-D, so no batch-axis or 4-D problem is involved
 NOFOLD = {"do_constant_folding": False}  # as training scripts often export; weight norm is then left in the graph

@@ -4,7 +4,7 @@ nn.LayerNorm at opset >= 17 becomes a LayerNormalization layer ncnn cannot load.
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class LayerNorm2d_Sc(nn.Module):

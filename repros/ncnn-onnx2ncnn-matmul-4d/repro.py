@@ -5,7 +5,7 @@ multiplies 2-D matrices only: q @ k.transpose(-2, -1) on 4-D (batch, heads, toke
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 HEADS, N, D = 2, 6, 4  # heads, tokens, head size
 C = HEADS * D

@@ -4,7 +4,7 @@ from opset 18) as a second bottom blob of ncnn's one-input Reduction layer, and 
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, H, W = 8, 6, 10
 

@@ -4,7 +4,7 @@ reshape to (tokens, channels) or (2, 3, 4) of a batch-1 tensor loses that axis i
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 N, C = 6, 8  # tokens, channels
 

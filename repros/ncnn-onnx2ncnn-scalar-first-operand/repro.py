@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 D, HID = 16, 32  # token width, MLP hidden width
 TOKENS = (1, 5, D)  # (batch, tokens, channels): what a ViT block's MLP sees

@@ -4,7 +4,7 @@ ncnn Crop with no starts and no ends, and ncnn crashes running it."""
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class Slice(nn.Module):

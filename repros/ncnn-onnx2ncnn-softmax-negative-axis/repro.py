@@ -5,7 +5,7 @@ normalizes over the second-to-last axis and the output is wrong (no message)."""
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 HEADS, N, D = 2, 6, 4  # heads, tokens, head size
 C = HEADS * D

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 K, H, W = 4, 3, 5  # classes, height, width
 

@@ -5,7 +5,7 @@ multiplies the wrong matrix (no message)."""
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 R, C, N = 5, 4, 3  # x is (R, C); w is (R, N), so x.t() @ w is (C, N)
 

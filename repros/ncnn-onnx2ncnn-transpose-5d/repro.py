@@ -5,7 +5,7 @@ identity Permute; the 5-D permutes it does accept are mapped to the wrong ncnn o
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 B, N, C, HEADS = 1, 5, 16, 2
 D = C // HEADS

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 SHAPE = (1, 4, 6, 8)  # N, C, H, W
 GRID = (1, 5, 7, 2)  # N, H_out, W_out, (x, y)

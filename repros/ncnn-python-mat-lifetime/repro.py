@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class ConvReLU(nn.Module):

@@ -4,7 +4,7 @@ onnx2ncnn has no rule for QuantizeLinear / DequantizeLinear or the QLinear ops."
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, H = 8, 8  # channels, height and width
 

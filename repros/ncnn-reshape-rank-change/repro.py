@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, D, H, W = 24, 3, 5, 4  # a (1, C, D, H, W) feature map after a Conv3d
 

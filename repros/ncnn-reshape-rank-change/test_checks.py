@@ -1,4 +1,4 @@
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 # 3-D -> 4-D: an output of another shape (the depth axis lost); 4-D -> 3-D: an empty blob, which ncnn's Python

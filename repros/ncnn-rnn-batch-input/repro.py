@@ -5,7 +5,7 @@ no message. Tencent/ncnn#3665, #234."""
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 T, F, H = 5, 8, 16  # sequence length, features, hidden size
 # onnx2ncnn needs opset 11 or 12 (from 13 the LSTM's Squeeze axes are an input: ncnn-onnx2ncnn-squeeze-

@@ -1,6 +1,6 @@
-from convkb.checks import Checks
-from convkb.child import run_function
-from convkb.compare import Outputs
+from kb.checks import Checks
+from kb.child import run_function
+from kb.compare import Outputs
 
 checks = Checks(__file__)
 

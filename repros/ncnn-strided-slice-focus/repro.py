@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, OUT, H = 3, 8, 16  # input channels, conv outputs, input height and width
 

@@ -5,7 +5,7 @@ here are all small (|w| < 1): this is about activations, not KB056's weights pas
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 SCALE = 256.0  # the rescale workaround: a power of two, so dividing and multiplying back are exact
 ONE_FILE = {"external_data": False}  # torch 2.13's dynamo exporter otherwise writes the weights beside the model

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, L = 8, 30  # sizes of the 1-D input drawn first, kept so the inputs stay those the ledger measured
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from convkb.export import Case
+from kb.export import Case
 
 L, D = 8, 16
 

@@ -1,6 +1,6 @@
 import shutil
 
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 SIGS = ["op-not-registered"]

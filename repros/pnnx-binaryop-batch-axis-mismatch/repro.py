@@ -9,7 +9,7 @@ as it is, and ncnn adds the wrong elements.
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 T, B, D = 8, 1, 16  # (T, B, D): the sequence-first layout of torch's attention and RNN modules
 

@@ -1,4 +1,4 @@
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 # pnnx's own line first: with it, the *_ncnn.py pnnx writes feeds the sequence axis as the batch axis, which

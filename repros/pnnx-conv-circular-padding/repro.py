@@ -4,7 +4,7 @@ circular" and writes a zero-padded Convolution (Tencent/ncnn#4835's path, which 
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, L = 8, 30  # sizes of the 1-D input drawn first, kept so the inputs stay those the ledger measured
 

@@ -1,4 +1,4 @@
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 # The measurement first (a wrong output), then pnnx's line that explains it where the output is not compared.

@@ -1,6 +1,6 @@
 import re
 
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 SIGS = ["wrong-values", "cast-not-registered"]

@@ -4,7 +4,7 @@ feature encoder. From ONNX, pnnx writes it as nn.InstanceNorm1d, a layer ncnn do
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, L = 8, 30
 

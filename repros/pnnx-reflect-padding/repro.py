@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 C, L = 8, 30  # channels and length of the 1-D (audio decoder) case
 

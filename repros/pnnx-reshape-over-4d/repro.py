@@ -5,7 +5,7 @@ load, or one that gives wrong values."""
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 DIM, WIN = 8, 4  # channels, window size: an 8x8 map has four 4x4 windows
 

@@ -1,4 +1,4 @@
-from convkb.checks import Checks
+from kb.checks import Checks
 
 checks = Checks(__file__)
 # What ncnn does with the file first (the failure the user meets), then pnnx's own line, which names the

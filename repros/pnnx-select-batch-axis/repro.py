@@ -4,7 +4,7 @@ it a batch axis. pnnx prints "... along batch axis 0 is not supported" and write
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class Head(nn.Module):

@@ -1,7 +1,7 @@
 import sys
 
-from convkb.checks import Checks
-from convkb.child import run_command
+from kb.checks import Checks
+from kb.child import run_command
 
 checks = Checks(__file__)
 

@@ -1,7 +1,7 @@
 import numpy as np
 
-from convkb.checks import Checks
-from convkb.compare import Outputs
+from kb.checks import Checks
+from kb.compare import Outputs
 
 checks = Checks(__file__)
 SIGS = ["op-not-registered", "expression-not-registered"]

@@ -4,7 +4,7 @@ export stands for a converter that drops an abs); the control takes abs in the g
 import torch
 from torch import nn
 
-from convkb.export import Case
+from kb.export import Case
 
 
 class SqrtCentred(torch.autograd.Function):

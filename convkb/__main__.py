@@ -1,5 +1,0 @@
-"""python -m convkb: the same as the kb command."""
-
-from convkb.cli import main
-
-main()

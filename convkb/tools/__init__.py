@@ -1,5 +1,0 @@
-"""Tools that are on neither PyPI nor Debian, built from source on this machine.
-
-`convkb.tools.build` compiles ncnn's legacy ONNX converter, onnx2ncnn, from a user's ncnn checkout (this
-project ships no third-party source) into `<root>/.kb/tools/`.
-"""

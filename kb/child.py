@@ -1,0 +1,124 @@
+"""Run one engine step in a child process with a timeout, keeping its output and fate.
+
+Engines print from C++ and may crash, so every step is its own process: its stdout and stderr are
+pipes at the file-descriptor level, and a signal or a timeout is an outcome, not an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TIMEOUT = 300.0
+
+
+@dataclass
+class StepResult:
+    name: str
+    command: str  # what a user could type to rerun it
+    returncode: int | None
+    signal: str | None
+    timed_out: bool
+    duration: float
+    output: str  # stdout and stderr, interleaved as printed
+    missing: list[str] = field(default_factory=list)  # files it should have written but did not
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and not self.missing
+
+    def fate(self) -> str:
+        if self.timed_out:
+            return f"timed out after {self.duration:.0f}s"
+        if self.signal:
+            return f"killed by {self.signal}"
+        if self.returncode == 0 and self.missing:
+            return f"exit code 0 but wrote no {', '.join(self.missing)}"
+        return f"exit code {self.returncode}"
+
+    def summary(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("output")
+        return d
+
+
+class StepFailed(Exception):
+    """A step did not finish cleanly; the check stops here and is judged on the evidence."""
+
+    def __init__(self, step: StepResult):
+        super().__init__(f"{step.name}: {step.fate()}")
+        self.step = step
+
+
+def step_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("PYTHONWARNINGS", "ignore")
+    # Make kb importable in the child however the parent found it.
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _result(name: str, command: str, rc: int | None, timed_out: bool, start: float, out: bytes) -> StepResult:
+    """A finished step: a negative return code is the signal that ended it, unless we sent it (a timeout)."""
+    sig = signal.Signals(-rc).name if rc is not None and rc < 0 and not timed_out else None
+    return StepResult(name=name, command=command, returncode=rc, signal=sig, timed_out=timed_out,
+                      duration=time.monotonic() - start, output=out.decode(errors="replace"))
+
+
+def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
+                shown: str | None = None, env: dict[str, str] | None = None) -> StepResult:
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=cwd, env={**step_env(), **(env or {})}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    timed_out = False
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+    return _result(name, shown or " ".join(argv), proc.returncode, timed_out, start, out)
+
+
+def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
+                 shown: str | None = None, python: list[str] | None = None, env: dict[str, str] | None = None,
+                 preload: tuple[str, ...] = (), **kwargs: Any) -> StepResult:
+    """Call `module:function(**kwargs)` in a fresh Python (this one, or the command `python`, e.g. an
+    emulated aarch64 one: kb.tools.arm64); it reports through the files it writes. With `preload`
+    (modules slow to import there), the Python is a warm server that forks a child per call
+    (kb.forkserver)."""
+    shown = shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+    python = python or [sys.executable]
+    if preload:
+        import tempfile
+
+        from kb import forkserver
+
+        start = time.monotonic()
+        with tempfile.NamedTemporaryFile(prefix="kb-step-", suffix=".log") as log:
+            fate = forkserver.call(python, {**step_env(), **(env or {})}, preload, target, kwargs,
+                                   Path(log.name), timeout, cwd)
+            if fate is not None:
+                return _result(name, shown, *fate, start, Path(log.name).read_bytes())
+    payload = json.dumps({"target": target, "kwargs": kwargs})
+    return run_command(name, [*python, "-m", "kb.child", payload], timeout=timeout, cwd=cwd, shown=shown, env=env)
+
+
+def _main() -> None:
+    from kb.target import call
+
+    payload = json.loads(sys.argv[1])
+    call(payload["target"], payload["kwargs"])
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,286 @@
+"""kb: a living knowledge base of PyTorch -> ONNX -> MNN / ncnn conversion bugs."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from kb import entries as entries_mod
+from kb.errors import KBError
+from kb.engines import NAMES as ENGINE_NAMES
+from kb.verdicts import Verdict as V
+
+# Each command imports what only it needs: `kb explain` on a one-line log must answer well under a second.
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+err = Console(stderr=True)
+out = Console()
+
+VERDICT_STYLE = {V.REPRODUCES: "red", V.FIXED: "green", V.DIFFERS: "yellow", V.WORKS: "green", V.BROKEN: "red",
+                 V.SKIPPED: "dim", V.ERROR: "bold red", V.UNAVAILABLE: "dim"}
+
+
+def _select(slugs: list[str]):
+    if not slugs:
+        return entries_mod.load_all()
+    return [entries_mod.find(s) for s in slugs]
+
+
+@app.command("list")
+def list_() -> None:
+    """List the entries (and, after them, one line for each entry that does not load)."""
+    broken: list[KBError] = []
+    entries = entries_mod.load_all(broken=broken)
+    w = max((len(e.slug) for e in entries), default=4)
+    for e in entries:  # plain columns: a slug is an address and is never cut
+        print(f"{e.meta.id}  {e.slug:<{w}}  {','.join(e.meta.engines):<16}  {e.meta.title}")
+    for problem in broken:
+        print(f"kb: {problem}", file=sys.stderr)  # as main() prints a KBError: one line
+    if broken:
+        raise typer.Exit(broken[0].code)
+
+
+@app.command()
+def new(
+    slug: Annotated[str, typer.Argument(help="the new entry's slug, e.g. mnn-einsum-three-operands")],
+    engine: Annotated[str, typer.Option(help="the engine of its first check")],
+) -> None:
+    """Scaffold a new entry: repros/SLUG/ with its page, reproducer and checks, to be filled in."""
+    from kb.scaffold import new_entry
+
+    folder = new_entry(slug, engine)
+    print(f"created {os.path.relpath(folder)}: fill in the TODOs, then run `kb check {slug}`, "
+          f"`kb accept {slug}` and `./run test`")
+
+
+@app.command()
+def check(
+    entry: Annotated[Optional[list[str]], typer.Argument(help="entry slugs; default: all")] = None,
+    engine: Annotated[Optional[str], typer.Option(help="only checks that run this engine")] = None,
+    name: Annotated[Optional[str], typer.Option("--check", help="only the check with this name")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array of records")] = False,
+    reuse: Annotated[bool, typer.Option(help="reuse records made in this exact environment (resume)")] = False,
+) -> None:
+    """Run checks, record them, and compare them with the accepted knowledge: `pytest repros/...`, the
+    checks only. Exit code: 0 all as accepted, 1 something changed or is new, 2 bad input.
+    """
+    import contextlib
+    import tempfile
+
+    import pytest
+
+    from kb.entries import TEST
+
+    selected = _select(entry or [])
+    if engine is not None and engine not in ENGINE_NAMES:
+        raise KBError("--engine", f"unknown engine {engine!r}; known: {', '.join(ENGINE_NAMES)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        found = Path(tmp) / "records.json"
+        args = [str(e.dir / TEST) for e in selected] + [
+            "-p", "no:cacheprovider", "-q", "--no-header", "--kb-no-contracts", "--kb-json", str(found), "-rfE",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]  # pytest runs in kb's own process
+        args += ["-m", engine] if engine else []
+        args += ["--kb-check", name] if name else []
+        args += ["--kb-reuse"] if reuse else []
+        with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+            code = pytest.main(args)
+        if code == pytest.ExitCode.NO_TESTS_COLLECTED or not found.is_file():
+            raise KBError(entries_mod.repo_root() / "repros", "no check matches the selection")
+        if as_json:
+            print(found.read_text())
+    raise typer.Exit(0 if code == pytest.ExitCode.OK else 1)
+
+
+@app.command()
+def matrix(
+    engine: Annotated[str, typer.Option(help="the engine whose versions to measure (one pip installs: mnn, ncnn, pnnx, onnxruntime)")],
+    version: Annotated[Optional[list[str]], typer.Argument(metavar="[VERSION]...", show_default=False,
+                                                           help="versions to measure; default: every installable one")] = None,
+    versions_flag: Annotated[bool, typer.Option("--versions", help="marks the start of the version list")] = False,
+    since: Annotated[Optional[str], typer.Option("--from", help="lowest version")] = None,
+    until: Annotated[Optional[str], typer.Option("--to", help="highest version")] = None,
+    entry: Annotated[Optional[list[str]], typer.Option(help="only this entry (repeatable)")] = None,
+    workers: Annotated[int, typer.Option(help="versions measured at once")] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array of records")] = False,
+) -> None:
+    """Run the checks against many versions of one engine, each in its own cached environment.
+
+    Example: kb matrix --engine mnn --versions 3.0.0 3.6.1 --json
+    """
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.table import Table
+
+    from kb import envs
+    from kb import matrix as matrix_mod
+    from kb.records import rows
+    from kb.history import timelines
+    from kb.versions import sort_versions, version_key
+
+    if engine not in envs.ENGINES:
+        raise KBError("kb matrix", f"--engine {engine!r}: expected one of {', '.join(envs.ENGINES)}")
+    chosen = [e for e in _select(entry or []) if matrix_mod.plan([e], engine)]
+    if not chosen:
+        raise KBError(entries_mod.repo_root() / "repros", f"no entry has checks that run {engine}")
+    if version:
+        asked = sort_versions(version)
+    else:
+        asked, problem = envs.installable(engine)
+        if problem:
+            err.print(f"warning: {problem}", markup=False)
+    key = version_key
+    asked = [v for v in asked if (not since or key(v) >= key(since)) and (not until or key(v) <= key(until))]
+    if not asked:
+        raise KBError("kb matrix", f"no {engine} version to measure")
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} versions"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True) as progress:
+        records = matrix_mod.run(engine, asked, chosen, workers, progress)
+    if as_json:
+        print(json.dumps(rows(records), indent=1))
+        return
+    lines = timelines(records, engine)
+    # Versions are rows and checks numbered columns, so many versions still fit a terminal.
+    for slug in dict.fromkeys(t.entry for t in lines):
+        mine = [t for t in lines if t.entry == slug]
+        table = Table(f"{engine}", *[f"c{i}" for i in range(1, len(mine) + 1)], title=slug, title_justify="left")
+        cells = [{p.version: p.verdict for p in t.points} | t.why_unmeasured for t in mine]
+        for v in asked:
+            table.add_row(v, *[f"[{VERDICT_STYLE[V(c[v])]}]{V(c[v]).short}[/]" if v in c else "" for c in cells])
+        out.print(table)
+        for i, t in enumerate(mine, 1):
+            out.print(f"  c{i} {t.check}: {escape(t.summary())}", highlight=False)
+    out.print("  ".join(f"{v.short} {v.value}" for v in V if v not in (V.SKIPPED,)))
+
+
+@app.command()
+def accept(
+    entry: Annotated[Optional[list[str]], typer.Argument(help="entry slugs; default: all")] = None,
+    name: Annotated[Optional[str], typer.Option("--check", help="only this check")] = None,
+) -> None:
+    """Accept the newest recorded observations as the entries' expected results (`pytest --kb-accept`
+    accepts what one run observes)."""
+    from kb.accepting import accept as fold
+    from kb.records import RecordStore
+
+    records, problems = RecordStore().read()
+    for p in problems:
+        err.print(f"warning: {p}")
+    wanted = {e.slug for e in _select(entry or [])}
+    for line in fold([r for r in records if r.entry in wanted], only=name):
+        err.print(line, markup=False, highlight=False)
+    for slug in sorted(wanted - {r.entry for r in records}):
+        err.print(f"{slug}: no records to accept (run `kb check {slug}` first)", markup=False)
+
+
+@app.command()
+def scan(
+    model: Annotated[str, typer.Argument(help="an ONNX model, or a torch.export program (.pt2)")],
+    engine: Annotated[Optional[list[str]], typer.Option(
+        "--engine", help="ENGINE==VERSION to answer for, e.g. mnn==3.6.1 (repeatable): lists only its problems; "
+                         "default: every engine, newest")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array, one object per match")] = False,
+) -> None:
+    """Find known problems in a model by their trigger patterns.
+
+    Exit code: with --engine, 1 if a problem affects a named release, else 0; without, 0 none found or only
+    regression guards, 1 found; 3 and up bad input (kb/match/codes.py).
+    """
+    from kb.match.scan import scan_command
+
+    raise typer.Exit(scan_command(model, engine or [], as_json))
+
+
+@app.command()
+def explain(
+    log: Annotated[Optional[str], typer.Argument(help="a log file; without it (or '-'), stdin")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array, one object per entry, best first")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text, json or markdown (a reply to paste into an issue)")] = "text",
+    engine: Annotated[Optional[list[str]], typer.Option(
+        "--engine", help="ENGINE==VERSION the user runs, e.g. mnn==3.6.1; default: read from the log, else the newest")] = None,
+) -> None:
+    """Find known problems in a log or a report (converter output, traceback, the user's own words).
+
+    Exit code: 0 none found, 1 found, 3 and up bad input (kb/match/codes.py).
+    """
+    from kb.match.report import explain_command
+
+    if fmt not in ("text", "json", "markdown"):
+        raise KBError("--format", f"{fmt!r}: expected text, json or markdown")
+    raise typer.Exit(explain_command(log, as_json or fmt == "json", markdown=fmt == "markdown", engines=engine or []))
+
+
+tools_app = typer.Typer(no_args_is_help=True, help="Engines that are not on PyPI, built from source.")
+app.add_typer(tools_app, name="tools")
+
+
+@tools_app.command("build")
+def tools_build(
+    tool: Annotated[str, typer.Argument(help="the tool to build: onnx2ncnn, or arm64 (an emulated arm64 CPU for ncnn)")] = "onnx2ncnn",
+    ncnn_src: Annotated[Optional[Path], typer.Option(help="an ncnn checkout (or a folder with its tools/onnx sources and NCNN_COMMIT) to build from; default: $NCNN_SRC")] = None,
+) -> None:
+    """Build onnx2ncnn into .kb/tools/ (cached by the sources' hash), or arm64's Python and ncnn wheel, and
+    print the path."""
+    from kb.tools.build import COMMIT_FILE, build_onnx2ncnn
+
+    if tool == "arm64":
+        from kb.tools import arm64
+
+        for engine in arm64.WHEELS:
+            print(arm64.build(engine=engine))
+        return
+    if tool != "onnx2ncnn":
+        raise KBError("kb tools build", f"unknown tool {tool!r}; known: onnx2ncnn, arm64")
+    binary = build_onnx2ncnn(ncnn_src)
+    print(binary)
+    err.print(f"onnx2ncnn from ncnn {(binary.parent / COMMIT_FILE).read_text().strip()[:7]}", highlight=False)
+
+
+site_app = typer.Typer(no_args_is_help=True, help="The documentation site.")
+app.add_typer(site_app, name="site")
+
+
+@site_app.command("build")
+def site_build(
+    site_dir: Annotated[Optional[Path], typer.Option("--site-dir", "-d", help="output folder; default: site/")] = None,
+    strict: Annotated[bool, typer.Option("--strict/--no-strict", help="fail on any mkdocs warning")] = True,
+) -> None:
+    """Generate the pages from the entries, accepted results and records, then build the site."""
+    from kb.site import build_site
+
+    out.print(f"site built in {build_site(site_dir, strict=strict)}")
+
+
+@site_app.command("serve")
+def site_serve(addr: Annotated[str, typer.Option("--addr", help="host:port to serve on")] = "127.0.0.1:8000") -> None:
+    """Serve the site with live reload; it rebuilds when an entry or a record changes."""
+    from kb.site import serve
+
+    serve(addr)
+
+
+def main() -> None:
+    try:
+        code = app(standalone_mode=False)  # click returns the code of typer.Exit here
+        sys.exit(code if isinstance(code, int) else 0)
+    except KBError as e:
+        print(f"kb: {e}", file=sys.stderr)  # plain print: one line, never wrapped
+        sys.exit(e.code)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("kb: interrupted")
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001 -- one line, never a traceback; KB_DEBUG=1 shows it
+        if os.environ.get("KB_DEBUG"):
+            raise
+        if hasattr(e, "show") and hasattr(e, "exit_code"):  # click's usage errors (typer may vendor click)
+            e.show()
+            sys.exit(e.exit_code)
+        print(f"kb: internal error: {type(e).__name__}: {e} (KB_DEBUG=1 shows the traceback)", file=sys.stderr)
+        sys.exit(70)

@@ -1,0 +1,129 @@
+"""Torch side: turn an entry's reproducer cases into ONNX files, inputs and reference outputs.
+
+Runs in one child process per entry (importing torch is most of the cost), never in the parent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Case:
+    """One model of a reproducer, and how to export it."""
+
+    name: str
+    module: Any  # torch.nn.Module
+    inputs: tuple  # example input tensors
+    input_names: list[str]
+    output_names: list[str]
+    opset: int = 13
+    dynamo: bool = field(kw_only=True)  # required: torch 2.13's default exporter (dynamo) rewrites graphs
+    trigger: bool = True  # False for control models, which must NOT contain the trigger pattern
+    # A workaround's model: the name of the case it rewrites. It must be fed the same inputs, and its
+    # engine output is judged against THAT case's torch output, so a rewrite that changes results is broken.
+    rewrites: str | None = None
+    # A variant (yielded by variants()) has no label: the engine run decides whether it is affected,
+    # and the entry's contract compares that with the trigger pattern.
+    variant: bool = False
+    torchscript: bool = False  # also save a traced TorchScript file (for pnnx)
+    export_kwargs: dict = field(default_factory=dict)
+    simplify: bool = False  # run onnxsim on the export, as many users do before converting
+    # Quantize the export with onnxruntime, as users do: {"method": "static"|"dynamic", "fmt": "QDQ"|
+    # "QOperator", **options}. The case's ONNX file is then the quantized model.
+    quantize: dict | None = None
+
+
+def export_entry(repro: str, out: str) -> dict:
+    """Export every case of `repro` into folder `out`; return the manifest."""
+    import numpy as np
+    import torch
+
+    spec = importlib.util.spec_from_file_location("kb_repro", repro)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    outdir = Path(out)
+    manifest: dict[str, dict] = {}
+    variants = getattr(module, "variants", lambda: [])
+    for case in [*module.cases(), *(dataclasses.replace(v, variant=True) for v in variants())]:
+        model = case.module.eval()
+        with torch.no_grad():
+            result = model(*case.inputs)
+        results = result if isinstance(result, (tuple, list)) else (result,)
+        onnx_path = outdir / f"{case.name}.onnx"
+        torch.onnx.export(model, case.inputs, str(onnx_path), dynamo=case.dynamo, opset_version=case.opset,
+                          input_names=case.input_names, output_names=case.output_names, **case.export_kwargs)
+        np.savez(outdir / f"{case.name}.inputs.npz",
+                 **{n: t.numpy() for n, t in zip(case.input_names, case.inputs)})
+        np.savez(outdir / f"{case.name}.reference.npz",
+                 **{n: t.numpy() for n, t in zip(case.output_names, results)})
+        if case.simplify:
+            _simplify(onnx_path)
+        if case.quantize:
+            _quantize(onnx_path, outdir / f"{case.name}.inputs.npz", dict(case.quantize))
+        item = {"onnx": onnx_path.name, "trigger": None if case.variant else case.trigger, "variant": case.variant,
+                "opset": case.opset, "dynamo": case.dynamo, "quantize": case.quantize,
+                "rewrites": case.rewrites,
+                "inputs": {n: list(t.shape) for n, t in zip(case.input_names, case.inputs)},
+                "outputs": case.output_names}
+        if case.torchscript:
+            with torch.no_grad():
+                torch.jit.trace(model, case.inputs).save(str(outdir / f"{case.name}.pt"))
+            item["torchscript"] = f"{case.name}.pt"
+        manifest[case.name] = item
+    _check_rewrites(manifest, outdir)
+    (outdir / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return manifest
+
+
+def _check_rewrites(manifest: dict, outdir: Path) -> None:
+    """A rewrite is fed exactly the original's inputs: otherwise its outputs say nothing about the original."""
+    import numpy as np
+
+    for name, item in manifest.items():
+        orig = item["rewrites"]
+        if orig is None:
+            continue
+        if orig not in manifest or manifest[orig]["rewrites"]:
+            raise ValueError(f"case {name!r} rewrites {orig!r}, which is not an original case of this reproducer")
+        with np.load(outdir / f"{name}.inputs.npz") as a, np.load(outdir / f"{orig}.inputs.npz") as b:
+            same = sorted(a.files) == sorted(b.files) and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a.files)
+        if not same:
+            raise ValueError(f"case {name!r} rewrites {orig!r} but is fed other inputs: give it the same tensors")
+
+
+def export_entries(jobs: list[list[str]]) -> None:
+    """export_entry for each [repro, out], in one process: torch and its exporters load once. One that
+    fails leaves `out/failed.txt` and the others go on."""
+    import traceback
+
+    for repro, out in jobs:
+        try:
+            export_entry(repro, out)
+        except Exception:  # noqa: BLE001 -- reported per entry; kb.artifacts exports it alone again
+            (Path(out) / "failed.txt").write_text(traceback.format_exc()[-4000:])
+        sys.stdout.flush()
+
+
+def _simplify(path: Path) -> None:
+    import onnx
+    import onnxsim
+
+    model, ok = onnxsim.simplify(onnx.load(str(path)))
+    if not ok:
+        raise RuntimeError(f"onnxsim could not validate the simplified {path.name}")
+    onnx.save(model, str(path))
+
+
+def _quantize(path: Path, inputs: Path, spec: dict) -> None:
+    from kb.workers.onnxruntime import quantize
+
+    float_path = path.with_suffix(".float.onnx")
+    path.rename(float_path)
+    quantize(str(float_path), str(inputs), str(path), spec.pop("method"), spec.pop("fmt", "QDQ"), spec)

@@ -1,0 +1,141 @@
+"""A warm Python that forks one child per engine step, as importing numpy and an engine costs more than many
+steps (0.13 s here; seconds in an emulated aarch64 Python, kb.tools.arm64).
+
+The server imports them once; each step is then a fork of it: a process of its
+own, as kb.child's steps are, with its output captured at the file-descriptor level, its own session
+(killed whole on a timeout) and its crash or signal reported, never the server's.
+
+Host side: `call()`, used by kb.child.run_function(preload=...). Server side: `python -m
+kb.forkserver MODULE...` reads one job per line on stdin and answers one line on its stdout.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from kb.target import call as call_target
+
+_servers: OrderedDict[tuple, subprocess.Popen] = OrderedDict()  # least recently used first
+_KEPT = 4  # servers kept warm at once (kb matrix goes through one engine version after another)
+_lock = threading.Lock()
+_VOLATILE = {"PYTEST_CURRENT_TEST"}  # changes with every test; a server per value would never be reused
+_SLACK = 30.0  # beyond a job's own timeout (the server enforces that), how long the host waits for a reply
+
+
+def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], target: str, kwargs: dict[str, Any],
+         output: Path, timeout: float, cwd: Path | None) -> tuple[int | None, bool] | None:
+    """Run `target(**kwargs)` in a fork of the warm server for (python, environment, preload), the
+    environment `env` (kb.child's steps' with the caller's), as a fresh process would have it; its output goes to
+    `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
+    (the caller then runs the step in a fresh process)."""
+    key = (tuple(python), tuple(sorted((k, v) for k, v in env.items() if k not in _VOLATILE)), preload)
+    job = json.dumps({"target": target, "kwargs": kwargs, "output": str(output), "timeout": timeout,
+                      "cwd": str(cwd) if cwd else None}) + "\n"
+    with _lock:
+        server = _servers.get(key)
+        if server is None or server.poll() is not None:
+            while len(_servers) >= _KEPT:
+                _stop(_servers.popitem(last=False)[1])
+            server = _servers[key] = subprocess.Popen(
+                [*python, "-m", "kb.forkserver", *preload], env=env, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        _servers.move_to_end(key)
+        try:
+            server.stdin.write(job.encode())
+            server.stdin.flush()
+            ready, _, _ = select.select([server.stdout], [], [], timeout + _SLACK)
+            line = server.stdout.readline() if ready else b""
+            reply = json.loads(line)
+            return reply["returncode"], reply["timed_out"]
+        except (OSError, ValueError, KeyError):
+            _stop(server)
+            _servers.pop(key, None)
+            return None
+
+
+def _stop(server: subprocess.Popen) -> None:
+    try:
+        os.killpg(server.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    server.wait()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in _servers.values():
+        _stop(server)
+    _servers.clear()
+
+
+def _serve(preload: list[str]) -> None:
+    replies = os.fdopen(os.dup(1), "w")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 1)  # a stray print of the server or an engine must not garble the replies
+    for module in preload:
+        try:
+            __import__(module)
+        except Exception:  # the child imports it again and shows the error in its own output
+            pass
+    for line in sys.stdin:
+        job = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(job, null)
+        deadline = time.monotonic() + job["timeout"]
+        timed_out = False
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                os.killpg(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                break
+            time.sleep(0.01)
+        replies.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status), "timed_out": timed_out}) + "\n")
+        replies.flush()
+
+
+def _child(job: dict[str, Any], null: int) -> None:
+    code = 1
+    try:
+        os.setsid()
+        out = os.open(job["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(null, 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        if job["cwd"]:
+            os.chdir(job["cwd"])
+        call_target(job["target"], job["kwargs"])
+        code = 0
+    except SystemExit as e:  # as the interpreter ends: a message is printed, None is success
+        code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+        if not isinstance(e.code, int) and e.code is not None:
+            print(e.code, file=sys.stderr)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1:])

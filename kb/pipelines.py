@@ -1,0 +1,70 @@
+"""The engine paths a check can run, named once. A check row in an entry's front matter names one (`run:`),
+the case it runs on, and the path's options; a check that needs more than one path, or steps of its own,
+is a function in the entry's test_checks.py instead.
+
+Each path's steps are the engine drivers' (kb.engines), each in a child process; this module imports
+none of them: a row is read without running anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    name: str
+    engine: str  # the engine it measures: whose release a record of it is filed under, unless the row says
+    needs: tuple[str, ...]  # every engine it drives
+    doc: str
+    options: dict[str, str] = field(default_factory=dict)  # option -> what it sets
+    call: Callable = None  # (session, case, **options) -> the engine's outputs
+
+
+def _onnx2ncnn(s, case, inputs=("in0",), outputs=("out0",), batch=None, options=None, cpu=None):
+    param, bin = s.onnx2ncnn.convert(s.artifacts.onnx(case))
+    return s.ncnn.run(param, bin, case, list(inputs), list(outputs), batch=batch, options=options, cpu=cpu)
+
+
+def _pnnx(s, case, source="torchscript", inputs=("in0",), outputs=("out0",), fp16=None, batch=None, options=None,
+          cpu=None):
+    model = s.artifacts.torchscript(case) if source == "torchscript" else s.artifacts.onnx(case)
+    param, bin = s.pnnx.convert(model, case, fp16=fp16)
+    return s.ncnn.run(param, bin, case, list(inputs), list(outputs), batch=batch, options=options, cpu=cpu)
+
+
+def _mnn(s, case, flags=(), cpu=None, precision="normal"):
+    return s.mnn.run(s.mnn.convert(case, *flags), cpu=cpu, precision=precision)
+
+
+def _mnn_session(s, case, flags=(), cpu=None, precision="normal"):
+    return s.mnn.run_session(s.mnn.convert(case, *flags), cpu=cpu, precision=precision)
+
+
+def _onnxruntime(s, case):
+    return s.onnxruntime.run(s.artifacts.onnx(case), case)
+
+
+_NCNN = {"inputs": "ncnn input blob names, in the case's input order (default [in0])",
+         "outputs": "ncnn output blob names, in the case's output order (default [out0])",
+         "batch": "true: feed every input as it is, for a .param pnnx's script does not describe; false: drop a "
+                  "leading 1 (default: as pnnx's script feeds it, else drop it)",
+         "options": "ncnn.Option fields set before loading, e.g. {use_fp16_arithmetic: false}",
+         "cpu": "ncnn's aarch64 wheel on an emulated arm64 CPU (cortex-a72: ARMv8.0, cortex-a76: ARMv8.2)"}
+_MNN = {"flags": "mnnconvert options, e.g. [--optimizeLevel, '0']",
+        "cpu": "an emulated arm64 CPU (qemu model: cortex-a72 is ARMv8.0, cortex-a76 ARMv8.2 with fp16)",
+        "precision": "MNN's precision mode: normal (default), low (fp16 arithmetic where the CPU has it), high"}
+
+PIPELINES = {p.name: p for p in (
+    Pipeline("onnx2ncnn", "onnx2ncnn", ("onnx2ncnn", "ncnn"),
+             "onnx2ncnn on the case's ONNX, then the .param and .bin on ncnn", _NCNN, _onnx2ncnn),
+    Pipeline("pnnx", "pnnx", ("pnnx", "ncnn"),
+             "pnnx on the case's traced TorchScript (or its ONNX), then ncnn, fed as pnnx's own script feeds it",
+             {"source": "torchscript (default) or onnx", "fp16": "pnnx's fp16= (weights stored as fp16; default "
+              "pnnx's own, on)", **_NCNN}, _pnnx),
+    Pipeline("mnn", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Module API", _MNN, _mnn),
+    Pipeline("mnn-session", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Session API", _MNN,
+             _mnn_session),
+    Pipeline("onnxruntime", "onnxruntime", ("onnxruntime",), "onnxruntime on the case's ONNX", {}, _onnxruntime),
+)}

@@ -1,0 +1,48 @@
+"""`kb new SLUG --engine E`: a new entry folder, from the templates in kb/templates/entry/."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+import jinja2
+
+from kb.engines import ENGINES
+from kb.entries import PAGE, REPRO
+from kb.errors import KBError
+from kb.pipelines import PIPELINES
+from kb.paths import repo_root
+from kb.schema import SLUG
+
+TEMPLATES = Path(__file__).parent / "templates" / "entry"
+# The pipeline (kb.pipelines) a first check of each engine usually runs.
+PIPELINE = {"mnn": "mnn", "ncnn": "pnnx", "pnnx": "pnnx", "onnx2ncnn": "onnx2ncnn", "onnxruntime": "onnxruntime"}
+STEP = {"mnn": "mnnconvert", "ncnn": "ncnn", "pnnx": "pnnx", "onnx2ncnn": "onnx2ncnn", "onnxruntime": "onnxruntime"}
+
+
+def next_id(root: Path) -> str:
+    """The next free id, read from every page's `id:` line: an entry still being written must not stop another."""
+    used = [int(m[1]) for page in (root / "repros").glob(f"*/{PAGE}")
+            if (m := re.search(r"^id: KB(\d{3})\b", page.read_text(encoding="utf-8"), re.MULTILINE))]
+    return f"KB{max(used, default=0) + 1:03d}"
+
+
+def new_entry(slug: str, engine: str, root: Path | None = None) -> Path:
+    root = root or repo_root()
+    folder = root / "repros" / slug
+    if not re.match(SLUG, slug):
+        raise KBError(folder, "not a valid slug: lowercase words joined by '-', e.g. mnn-einsum-three-operands")
+    if engine not in ENGINES:
+        raise KBError("--engine", f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    if folder.exists():
+        raise KBError(folder, "already exists")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined)
+    values = {"slug": slug, "id": next_id(root), "engine": engine, "engines": ", ".join(ENGINES),
+              "today": date.today().isoformat(), "step": STEP[engine], "pipeline": PIPELINE[engine],
+              "pipelines": PIPELINES}
+    folder.mkdir(parents=True)
+    for name in (PAGE, REPRO):  # checks are rows of the page; test_checks.py only for a check of several steps
+        (folder / name).write_text(env.get_template(f"{name}.j2").render(values), encoding="utf-8")
+    return folder

@@ -1,0 +1,63 @@
+"""mnn, inside a child process (see kb.child): no kb imports beyond the standard library."""
+
+from __future__ import annotations
+
+
+def convert(argv: list[str]) -> None:
+    import _tools
+
+    _tools.mnnconvert(argv)
+
+
+def quantize(argv: list[str]) -> None:
+    import _tools
+
+    _tools.mnnquant(argv)
+
+
+def run(model: str, feed: str, out: str, outputs: list[str], precision: str = "normal") -> None:
+    """precision: MNN's precision mode (normal, high, low: fp16 where the CPU has fp16 arithmetic)."""
+    import MNN.expr as F
+    import MNN.nn as nn
+    import numpy as np
+
+    with np.load(feed) as z:
+        inputs = {k: z[k].astype(np.float32) for k in z.files}
+    # MNN's default otherwise, with no keyword an older pymnn may lack
+    mode = {} if precision == "normal" else {"precision_mode": getattr(F.PrecisionMode, precision.title())}
+    net = nn.load_module_from_file(model, list(inputs), outputs, **mode)
+    xs = [F.const(a.flatten().tolist(), list(a.shape), F.NCHW) for a in inputs.values()]
+    ys = net.forward(xs)  # always a list: a single Var argument can crash MNN
+    if len(ys) != len(outputs):
+        raise SystemExit(f"MNN forward returned {len(ys)} outputs, expected {len(outputs)}")
+    np.savez(out, **{n: np.array(F.convert(y, F.NCHW).read()) for n, y in zip(outputs, ys)})
+
+
+def session(model: str, feed: str, out: str, outputs: list[str], precision: str = "normal") -> None:
+    """MNN's Session API, as C++ and older Python code use it: Interpreter -> createSession -> resize ->
+    runSession. It cannot run control flow (While), which the Module API (`run`) can."""
+    import MNN
+    import numpy as np
+
+    with np.load(feed) as z:
+        inputs = {k: z[k].astype(np.float32) for k in z.files}
+    net = MNN.Interpreter(model)
+    sess = net.createSession({"numThread": 1, **({} if precision == "normal" else {"precision": precision})})
+    for name, a in inputs.items():
+        net.resizeTensor(net.getSessionInput(sess, name), a.shape)
+    net.resizeSession(sess)
+    for name, a in inputs.items():
+        net.getSessionInput(sess, name).copyFrom(
+            MNN.Tensor(a.shape, MNN.Halide_Type_Float, a, MNN.Tensor_DimensionType_Caffe))
+    code = net.runSession(sess)
+    print("runSession returned", code)
+    if code != 0:
+        raise SystemExit(f"runSession returned error code {code}")
+    res = {}
+    for name in outputs:
+        o = net.getSessionOutput(sess, name)
+        host = MNN.Tensor(o.getShape(), MNN.Halide_Type_Float, np.zeros(o.getShape(), np.float32),
+                          MNN.Tensor_DimensionType_Caffe)
+        o.copyToHostTensor(host)
+        res[name] = np.array(host.getData(), dtype=np.float32).reshape(o.getShape())
+    np.savez(out, **res)
