@@ -13,7 +13,6 @@ from kb.records import Record
 from kb.verdicts import BAD, GOOD
 
 
-
 @dataclass
 class Point:
     version: str

@@ -23,7 +23,6 @@ from kb.records import Record, RecordStore
 from kb.verdicts import Verdict as V
 
 
-
 def plan(entries: list[Entry], engine: str) -> list[tuple[Entry, Check]]:
     return [(e, c) for e in entries for c in load_checks(e).items.values() if engine in c.engines]
 

@@ -20,7 +20,6 @@ from kb import paths
 from kb.verdicts import CheckKind, Verdict
 
 
-
 class Metrics(BaseModel):
     model_config = ConfigDict(extra="forbid")
     max_abs: float | None = None

@@ -160,3 +160,18 @@ def test_progress_is_shown_on_a_terminal_only(tmp_path):
     shown = os.read(main, 1 << 16).decode(errors="replace")
     os.close(main)
     assert re.search(r"reading the log", shown)
+
+
+def test_an_alternation_skips_a_block_holding_none_of_its_branches():
+    assert rules._rule_literals("load_module_from_file failed|Invalid model file") == \
+        ("load_module_from_file failed", "invalid model file")
+    assert rules._rule_literals("(?:reshape to|permute) [5-9]-rank|reshape: target") == ("-rank", "reshape: target")
+    assert rules._rule_literals("a.*|b") == ()  # a branch with no text: no prefilter
+
+
+def test_a_crash_pattern_names_an_upper_case_signal_and_no_sigmoid():
+    from kb.entries import load_all
+
+    crash = [r for r in rules.rules(load_all(ROOT)) if r.sig.kind == "crash" and r.rx.pattern == r.sig.pattern]
+    assert crash and all(not r.rx.search("/Sigmoid_output_0 -> sigmoid_3") for r in crash)
+    assert any(r.rx.search("killed by SIGSEGV") for r in crash)

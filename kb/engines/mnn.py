@@ -106,7 +106,6 @@ class MNN(Engine):
                     produces=[out])
         return Outputs.load(case, out, f"MNN {self.version()}{label}")
 
-
     def convert_run(self, case: str, *flags: str) -> Outputs:
         """The default MNN path: mnnconvert (with `flags`), then the Module API."""
         return self.run(self.convert(case, *flags, tag=""), case)

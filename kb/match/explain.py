@@ -95,6 +95,7 @@ class Explained:
         return next((self.messages[h.rule.sig.message] for h in self.hits if h.rule.sig.message in self.messages),
                     None)
 
+
 def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message] | None = None,
             seen: list[Message] | None = None, read: list[str] | None = None,
             described: list[Message] | None = None,
@@ -174,6 +175,7 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
     ranked = sorted(explained, key=lambda x: (x.confidence != MATCH, -x.score, -len(x.hits), x.entry.meta.id))
     return ranked, first_error or last
 
+
 def _needed(table: list[Rule], messages: dict[str, Message], entries: list[Entry]) -> dict[str, int]:
     """The texts whose lines a large log keeps (logfile.Kept), each with the lines around it to keep: those of
     every pattern matched over the whole log (message pages, evidence), with lines around where a pattern spans
@@ -189,7 +191,9 @@ def _needed(table: list[Rule], messages: dict[str, Message], entries: list[Entry
             out[lit] = max(out.get(lit, 0), reach)
     return out
 
+
 _INDEXES: dict[tuple[str, ...], object] = {}
+
 
 def _index(entries: list[Entry], messages: dict[str, Message]):
     """One BM25 index per corpus (by its entries' slugs and titles), built on first use."""
@@ -199,6 +203,7 @@ def _index(entries: list[Entry], messages: dict[str, Message]):
     if key not in _INDEXES:
         _INDEXES[key] = Index.load(entries, messages.values())
     return _INDEXES[key]
+
 
 def _described(explained: list[Explained], whole: str, entries: list[Entry], named: set[str],
                messages: dict[str, Message], lines_spoke: bool, known_line: bool = False,

@@ -23,6 +23,7 @@ class Template:
     more: re.Pattern | None  # one more item of a list the message may go on with (`| ONNX::IsInf`)
     listed: int  # how many of the last placeholders such an item repeats
 
+
 @functools.lru_cache(maxsize=None)
 def template(text: str) -> Template | None:
     """None for a template without a value. Its trailing punctuation is optional: people retell lines without it."""
@@ -46,6 +47,7 @@ def template(text: str) -> Template | None:
                        + "([^\\s|,]+)" * (k == listed - 1) for k in range(listed))
         more = re.compile(r"\s*\|\s*" + item, re.IGNORECASE)
     return Template(re.compile(rx, re.IGNORECASE), names, more, listed)
+
 
 def named_values(shown: list[Message], whole: str) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
     """message id -> (the text, its values) for each time the log shows a message whose template has values;
@@ -72,6 +74,7 @@ def named_values(shown: list[Message], whole: str) -> dict[str, list[tuple[str, 
                     at = item.end()
     return out
 
+
 def _substitute(example: str, t: Template, values: tuple[str, ...]) -> tuple[str, int, int] | None:
     """The example with the log's values in place of its own, and where they are (start, end)."""
     m = t.rx.search(example)
@@ -84,6 +87,7 @@ def _substitute(example: str, t: Template, values: tuple[str, ...]) -> tuple[str
     line = example[:m.start()] + "".join(out) + example[at:]
     return line, m.start(), m.start() + len(line) - len(example) + m.end() - m.start()
 
+
 def _holds(rx: str, text: str, span: tuple[int, int]) -> bool:
     """Whether the evidence regex matches the text on the span, as evidence() reads it: an op its
     `custom_op` group captures must be defined by neither ONNX nor onnxruntime."""
@@ -94,6 +98,7 @@ def _holds(rx: str, text: str, span: tuple[int, int]) -> bool:
             continue
         return True
     return False
+
 
 def refutation(e: Entry, values: dict[str, list[tuple[str, tuple[str, ...]]]], messages: dict[str, Message]) -> str:
     """Why the log rules the entry out ("" if it does not). The entry's log signatures cite a message the log
@@ -118,6 +123,7 @@ def refutation(e: Entry, values: dict[str, list[tuple[str, tuple[str, ...]]]], m
             return (f"the log shows {shown}, and this entry needs another {slot} there "
                     f"(signature{'s' * (len(sigs) > 1)} {', '.join(s.id for s in sigs)})")
     return ""
+
 
 def _check(s: Signature, t: Template, joined: str):
     """A test of the log's values against the signature (None if no value can contradict it): its pattern, and

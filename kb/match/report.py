@@ -50,6 +50,7 @@ def progress(stream):
 
         yield Counted()
 
+
 def explain_command(log: str | None, as_json: bool, markdown: bool = False, engines: list[str] = ()) -> int:
     """Print the entries whose signatures the log shows, matches first; return 1 if any is reported
     (`match` or `possible`), 0 if none (KBError on bad input). `markdown`: the reply to paste instead."""
@@ -89,6 +90,7 @@ def explain_command(log: str | None, as_json: bool, markdown: bool = False, engi
         print(hint, file=sys.stderr if as_json else sys.stdout)
     return codes.FOUND if ranked else codes.NOTHING_FOUND
 
+
 def _ruled(ruled: list[Explained]) -> list[str]:
     """The entries the log itself rules out, and why: they print its message too, but not with what it names."""
     if not ruled:
@@ -96,13 +98,16 @@ def _ruled(ruled: list[Explained]) -> list[str]:
     out = ["", "Ruled out by the log itself (their message, but not with what the log names):"]
     return out + [f"   {x.entry.meta.id}  {x.entry.meta.title}: {x.refuted}" for x in ruled]
 
+
 def _told(m: Message) -> str:
     """A message the report's words describe (no line of it in the report): its page lists the causes."""
     return (f"The report's words describe the message \"{m.shown}\" best (a guess from words; no line of it "
             f"is in the report): its {len(m.causes)} known upstream causes and what tells them apart: {message_url(m.id)}")
 
+
 def _shown(h: Hit) -> str:
     return _cut(h.line, h.rule.rx)
+
 
 def _cut(line: str, rx: re.Pattern | None = None) -> str:
     if len(line) <= SHOWN:
@@ -110,6 +115,7 @@ def _cut(line: str, rx: re.Pattern | None = None) -> str:
     m = rx.search(line) if rx else None
     start = max(0, min(m.start() - SHOWN // 3, len(line) - SHOWN)) if m else 0
     return ("..." if start else "") + line[start:start + SHOWN] + "..."
+
 
 def _best(x: Explained) -> tuple[str, int, str]:
     """The line that best shows the result: for a match, what proves it; else the best hit.
@@ -121,6 +127,7 @@ def _best(x: Explained) -> tuple[str, int, str]:
     if h is None:  # found by the report's words alone
         return f"described in words: {', '.join(x.words)}", 0, None
     return _shown(h), h.number, h.rule.sig.id
+
 
 def json_row(x: Explained) -> dict:
     line, number, sig = _best(x)
@@ -143,6 +150,7 @@ def json_row(x: Explained) -> dict:
         "evidence": [{"signature": v.sig.id, "line": _cut(v.line), "line_number": v.number} for v in x.evidence],
         "words": x.words,
     }
+
 
 def _as_text(name: str, ranked: list[Explained], seen: list[Message] | None = None,
              entries: list[Entry] | None = None) -> str:
@@ -179,6 +187,7 @@ def _as_text(name: str, ranked: list[Explained], seen: list[Message] | None = No
     out += _ambiguous(ranked, seen or [], entries or [x.entry for x in ranked]) + _uncited(ranked, seen or [])
     return "\n".join(out)
 
+
 def _ambiguous(ranked: list[Explained], seen: list[Message], entries: list[Entry]) -> list[str]:
     """For each generic message behind a `possible`: it is ambiguous, its other causes, its page."""
     shown = {h.rule.sig.message for x in ranked if x.confidence == POSSIBLE for h in x.hits}
@@ -199,6 +208,7 @@ def _ambiguous(ranked: list[Explained], seen: list[Message], entries: list[Entry
         out.append(f"   what tells them apart: {message_url(m.id)}")
     return out
 
+
 def _uncited(ranked: list[Explained], seen: list[Message]) -> list[str]:
     """Each indexed message the log shows that no result cites (the results came from other lines or from
     words): its page still lists its known causes."""
@@ -206,6 +216,7 @@ def _uncited(ranked: list[Explained], seen: list[Message]) -> list[str]:
     return [line for m in seen if m.id not in cited
             for line in ("", f"The log also shows \"{m.shown}\", a {'generic ' * m.generic}message with "
                              f"{len(m.causes)} known upstream causes: {message_url(m.id)}")]
+
 
 def _query(line: str | None) -> str:
     """A search query from an error line: its words without the noise (kb.match.noise: timestamps, folders,

@@ -28,6 +28,7 @@ class Rule:
     needs_engine: bool  # counts only if the log names one of the entry's engines
     weight: float
 
+
 @dataclass
 class Hit:
     rule: Rule
@@ -44,6 +45,7 @@ class Hit:
         """Best first: the highest score, then the earliest line."""
         return -self.score, self.number
 
+
 @dataclass(frozen=True)
 class Evidence:
     """A piece of a log specific to an entry: where one of its signatures' evidence regexes matched."""
@@ -53,12 +55,14 @@ class Evidence:
     number: int  # line number where the match starts
     line: str
 
+
 LAYER_LINE = re.compile(r"layer (\S+) not exists or registered", re.IGNORECASE)
 
 
 def native_ncnn_layer(name: str) -> bool:
     """Whether ncnn defines a layer of that name (a build may leave it out, e.g. ArgMax is OFF by default)."""
     return name in _NATIVE
+
 
 # The layer names ncnn's src/CMakeLists.txt registers (ncnn_add_layer). A static list, not the installed ncnn's
 # registry: importing ncnn costs kb explain a second; tests/test_speed.py checks it against the installed ncnn.
@@ -80,16 +84,19 @@ def literal_chars(pattern: str) -> int:
     classes = re.sub(r"\\[A-Za-z]|\[(?:\\.|[^\]])*\]|\{\d*,?\d*\}|(?<!\\)[.*+?()|^$]", "", pattern)
     return len(re.sub(r"\\(.)", r"\1", classes))
 
+
 def _weight(pattern: str, weak: bool) -> float:
     # Logarithmic: a long message is more specific than a short one, but two messages of one problem
     # say more than one long message.
     return (WEAK if weak else 1.0) * math.log2(1 + literal_chars(pattern))
+
 
 def _from_example(example: str) -> str:
     """The example line as a regex: any numbers, any amount of spacing."""
     rx = re.escape(" ".join(example.split()))
     rx = re.sub(r"\d+(?:\\\.\d+)?", r"\\d+(?:\\.\\d+)?", rx)
     return rx.replace(r"\ ", r"\s+")
+
 
 def rules(entries: list[Entry]) -> list[Rule]:
     out = []
@@ -99,16 +106,20 @@ def rules(entries: list[Entry]) -> list[Rule]:
                 out.append(_rule(e, s, s.pattern, weak=False, distinct=True))
                 continue
             # A crash pattern names the signal; its example is how the crash reads in a log.
-            sources = [(s.pattern, literal_chars(s.pattern) >= DISTINCT)] if s.pattern else []
+            sources = [(s.pattern, literal_chars(s.pattern) >= DISTINCT, s.kind != "crash")] if s.pattern else []
             if s.example and (s.kind == "crash" or not s.pattern):
-                sources.append((_from_example(s.example), False))
-            out += [_rule(e, s, rx, weak=True, distinct=distinct) for rx, distinct in sources]
+                sources.append((_from_example(s.example), False, True))
+            out += [_rule(e, s, rx, weak=True, distinct=distinct, anycase=anycase) for rx, distinct, anycase in sources]
     return out
 
-def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool) -> Rule:
-    # Case-insensitive: people retell a message in their own case ("unsupported slice step !").
-    return Rule(e, s, re.compile(rx, re.IGNORECASE), re.compile(rx, re.MULTILINE | re.IGNORECASE), weak,
-                not distinct, _weight(rx, weak))
+
+def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool, anycase: bool = True) -> Rule:
+    # Case-insensitive: people retell a message in their own case ("unsupported slice step !"). A crash
+    # signature's pattern names a signal, which is upper case (SIG\w+ must not read every "Sigmoid").
+    flags = re.IGNORECASE if anycase else 0
+    return Rule(e, s, re.compile(rx, flags), re.compile(rx, re.MULTILINE | flags), weak, not distinct,
+                _weight(rx, weak))
+
 
 def required_literal(pattern: str) -> str:
     """The longest text any match of the pattern must contain ("" if unknown): a substring test
@@ -129,12 +140,14 @@ def required_literal(pattern: str) -> str:
         best, cur = max(best, cur, key=len), ""
     return max(best, cur, key=len)
 
+
 def search(pattern: str, text: str, low: str | None = None) -> re.Match | None:
     """The pattern in the text; case-insensitively when `low` (the text lowercased) is given."""
     lit = required_literal(pattern)
     if low is None:
         return None if lit and lit not in text else re.search(pattern, text)
     return None if lit and lit.lower() not in low else re.search(pattern, text, re.IGNORECASE)
+
 
 _WILDCARD = re.compile(r"\\[wWsSdD]|(?<!\\)[.\[]")  # a class that stands for any op name
 
@@ -149,11 +162,13 @@ def op_claims(entries: list[Entry]) -> list[tuple[str, re.Pattern]]:
                 out.append((e.slug, re.compile(s.pattern, re.IGNORECASE)))
     return out
 
+
 def _shape_failure_after(e: Entry, sig: Signature, whole: str, end: int) -> bool:
     """Whether another of the entry's log messages (the shape-consuming op failing) follows position `end`."""
     rest = whole[end:]
     return any(s.kind == "log" and s.pattern and s is not sig and re.search(s.pattern, rest, re.IGNORECASE)
                for s in e.meta.signatures)
+
 
 def evidence(e: Entry, whole: str, claims: list[tuple[str, re.Pattern]] = ()) -> list[Evidence]:
     """The first match of each of the entry's evidence regexes in the whole log.
@@ -184,11 +199,13 @@ def evidence(e: Entry, whole: str, claims: list[tuple[str, re.Pattern]] = ()) ->
                 break
     return out
 
+
 def _claimed_by_another(e: Entry, whole: str, m: re.Match, claims: list[tuple[str, re.Pattern]]) -> bool:
     begin = whole.rfind("\n", 0, m.start()) + 1
     end = whole.find("\n", m.end())
     line = whole[begin:end if end >= 0 else len(whole)]
     return any(slug != e.slug and rx.search(line) for slug, rx in claims)
+
 
 def matches(table: list[Rule], text: str, block: list[str], low: str | None = None) -> dict[int, list[Rule]]:
     """Index of each line of the block that some rule matches -> those rules, lines in order. `low`: the text
@@ -196,7 +213,7 @@ def matches(table: list[Rule], text: str, block: list[str], low: str | None = No
     starts: list[int] = []
     found: dict[int, dict[int, Rule]] = {}
     for r in table:
-        if low is not None and (lit := _rule_literal(r.rx.pattern)) and lit not in low:
+        if low is not None and (lits := _rule_literals(r.rx.pattern)) and not any(lit in low for lit in lits):
             continue
         for m in r.scan.finditer(text):
             if not starts:
@@ -206,7 +223,34 @@ def matches(table: list[Rule], text: str, block: list[str], low: str | None = No
                 found.setdefault(i, {})[id(r)] = r
     return {i: list(found[i].values()) for i in sorted(found)}
 
+
 @functools.lru_cache(maxsize=None)
-def _rule_literal(pattern: str) -> str:
-    """The text any match of a rule holds, lowercased (rules match case-insensitively); "" if unknown."""
-    return required_literal(pattern).lower()
+def _rule_literals(pattern: str) -> tuple[str, ...]:
+    """Texts one of which any match of a rule holds, lowercased (rules match case-insensitively); () if unknown.
+    A pattern that is an alternation (`a failed|Invalid model`) needs one of its branches' texts."""
+    from re import _parser as sre
+
+    try:
+        parsed = sre.parse(pattern)
+    except re.error:
+        return ()
+    if parsed.state.flags & re.IGNORECASE:
+        return ()
+
+    def longest(items) -> str:
+        best = cur = ""
+        for op, av in items:
+            if op is sre.LITERAL:
+                cur += chr(av)
+                continue
+            best, cur = max(best, cur, key=len), ""
+        return max(best, cur, key=len)
+
+    items = list(parsed)
+    while len(items) == 1 and items[0][0] is sre.SUBPATTERN and not items[0][1][1] and not items[0][1][2]:
+        items = list(items[0][1][3])  # (?:...) around the whole pattern
+    if len(items) == 1 and items[0][0] is sre.BRANCH:
+        branches = [longest(b) for b in items[0][1][1]]
+        return tuple(b.lower() for b in branches) if all(branches) else ()
+    lit = longest(items)
+    return (lit.lower(),) if lit else ()
