@@ -101,9 +101,7 @@ def _parsed(page: Path) -> tuple[EntryMeta, str]:
     try:
         meta = EntryMeta.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "(root)"
-        raise KBError(page, f"field '{field}': {err['msg']}") from None
+        raise KBError.invalid(page, e) from None
     write_whole(kept, pickle.dumps((meta, body)))
     return meta, body
 

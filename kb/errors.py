@@ -16,3 +16,10 @@ class KBError(Exception):
         if self.path.is_absolute() and self.path.is_relative_to(os.getcwd()):
             shown = os.path.relpath(self.path)
         return f"{shown}: {self.problem}"
+
+    @classmethod
+    def invalid(cls, path: Path | str, error) -> KBError:
+        """A pydantic ValidationError as one line: the first field at fault and what is wrong with it."""
+        err = error.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "(root)"
+        return cls(path, f"field '{field}': {err['msg']}")

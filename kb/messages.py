@@ -38,9 +38,7 @@ def load(path: Path) -> Message:
     try:
         msg = Message.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "(root)"
-        raise KBError(path, f"field '{field}': {err['msg']}") from None
+        raise KBError.invalid(path, e) from None
     if msg.id != path.stem:
         raise KBError(path, f"field 'id': {msg.id!r} differs from the file name {path.stem!r}")
     return msg

@@ -711,10 +711,24 @@ def convnext_like(dims=(8, 16), ln2d_kind="transpose"):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
+# The real entries these models match, copied into a corpus of their own: adding an entry to repros/ must not
+# change what these tests assert.
+MATCHED = ["mnn-layernormalization-opset17", "mnn-quant-kl-multi-axis-reduce-crash", "ncnn-onnx2ncnn-embedding-gather",
+           "ncnn-onnx2ncnn-layernorm", "ncnn-onnx2ncnn-linear-on-4d", "ncnn-onnx2ncnn-matmul-4d",
+           "ncnn-onnx2ncnn-softmax-negative-axis", "ncnn-onnx2ncnn-squeeze-unsqueeze-axes",
+           "ncnn-onnx2ncnn-unconverted-ops", "pnnx-attention-mask-ops"]
+
+
 @pytest.fixture
-def real_kb(monkeypatch):
-    """The real corpus (repros/), its statuses from the accepted expected.yaml only (KB_RECORDS is empty)."""
-    monkeypatch.setenv("KB_ROOT", str(ROOT))
+def real_kb(tmp_path, monkeypatch):
+    """Those real entries, their statuses from the accepted expected.yaml only (no records)."""
+    import shutil
+
+    root = tmp_path / "real"
+    for slug in [*MATCHED, "_messages"]:
+        shutil.copytree(ROOT / "repros" / slug, root / "repros" / slug, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv("KB_ROOT", str(root))
+    return root
 
 
 def scan_both(m, tmp_path, capsys, *engines):

@@ -132,8 +132,15 @@ def required_literal(pattern: str) -> str:
         return ""
     if parsed.state.flags & re.IGNORECASE:
         return ""
+    return _longest_text(parsed)
+
+
+def _longest_text(items) -> str:
+    """The longest run of literal characters among parsed regex items."""
+    from re import _parser as sre
+
     best = cur = ""
-    for op, av in parsed:
+    for op, av in items:
         if op is sre.LITERAL:
             cur += chr(av)
             continue
@@ -237,20 +244,11 @@ def _rule_literals(pattern: str) -> tuple[str, ...]:
     if parsed.state.flags & re.IGNORECASE:
         return ()
 
-    def longest(items) -> str:
-        best = cur = ""
-        for op, av in items:
-            if op is sre.LITERAL:
-                cur += chr(av)
-                continue
-            best, cur = max(best, cur, key=len), ""
-        return max(best, cur, key=len)
-
     items = list(parsed)
     while len(items) == 1 and items[0][0] is sre.SUBPATTERN and not items[0][1][1] and not items[0][1][2]:
         items = list(items[0][1][3])  # (?:...) around the whole pattern
     if len(items) == 1 and items[0][0] is sre.BRANCH:
-        branches = [longest(b) for b in items[0][1][1]]
+        branches = [_longest_text(b) for b in items[0][1][1]]
         return tuple(b.lower() for b in branches) if all(branches) else ()
-    lit = longest(items)
+    lit = _longest_text(items)
     return (lit.lower(),) if lit else ()
