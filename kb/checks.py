@@ -34,6 +34,7 @@ class Check:
     atol: float = 1e-4
     rtol: float = 1e-3
     range_tol: float | None = None  # for quantized outputs: max diff as a fraction of the output range
+    attempts: int = 1  # runs, each in a working folder of another name length (kb.harness.run_check)
     doc: str = ""
     variant: str | None = None  # a variant check: the reproducer's variant case it runs
     run: str | None = None  # a row's pipeline (kb.pipelines); None: a function of test_checks.py
@@ -130,7 +131,7 @@ def add_rows(checks: Checks, rows) -> None:
         pipe = PIPELINES[row.run]
         engine = row.engine or pipe.engine
         common = dict(engine=engine, needs=tuple(e for e in pipe.needs if e != engine),
-                      **{k: getattr(row, k) for k in ("atol", "rtol", "range_tol") if getattr(row, k) is not None})
+                      **{k: getattr(row, k) for k in ("atol", "rtol", "range_tol", "attempts") if getattr(row, k) is not None})
         opts = row.settings()
         if row.variants is not None:
             for case in variant_names(checks.dir / "repro.py"):

@@ -57,7 +57,7 @@ class MNN(Engine):
 
     def convert(self, case_or_model: str | Path, *flags: str, tag: str = "") -> Path:
         """Convert an ONNX model (a case name or a path) with mnnconvert; return `<case>[.tag].mnn`."""
-        src = case_or_model if isinstance(case_or_model, Path) else self.s.artifacts.onnx(case_or_model)
+        src = self.s.source(case_or_model if isinstance(case_or_model, Path) else self.s.artifacts.onnx(case_or_model))
         dst = self.s.path(f"{src.stem}{'.' + tag if tag else ''}.mnn")
         self.s.step(convert_step(src, dst, *flags), produces=[dst])
         return dst

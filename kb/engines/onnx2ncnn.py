@@ -77,6 +77,7 @@ class Onnx2Ncnn(Engine):
         return _commit(tool) if tool and _executable(tool) else None
 
     def convert(self, model: Path) -> tuple[Path, Path]:
+        model = self.s.source(model)
         param, bin = self.s.path(f"{model.stem}.param"), self.s.path(f"{model.stem}.bin")
         self.s.step(run_command(f"onnx2ncnn {model.name}", [_tool(), str(model), str(param), str(bin)],
                                 shown=f"onnx2ncnn {model.name} {param.name} {bin.name}"),

@@ -1,0 +1,55 @@
+"""A failure that depends on the heap's layout shows for some path lengths only (KB064's return-h): a check with
+`attempts` runs that many times, each reading the model through a path of another length, and one failure
+decides. A single run of such a check would read "fixed" where the bug is alive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kb.checks import load_checks
+from kb.entries import load_entry
+from kb.harness import run_check
+
+NAN = "fake-pow-nan"
+
+CHECKS = '''
+from kb.checks import Checks
+
+checks = Checks(__file__)
+
+
+@checks.bug("onnxruntime", ["all-nan"], attempts={attempts})
+def flaky(s):
+    """Reproduces on attempt {fails_on} only (counting from 0)."""
+    case = "sqrt" if s.attempt == {fails_on} else "sqrt-abs"
+    model = s.source(s.artifacts.onnx(case))
+    with open(__file__ + ".paths", "a") as f:
+        f.write(f"{{model}}\\n")
+    return s.onnxruntime.run(model, case)
+'''
+
+
+def run(fixture_entry, attempts: int, fails_on: int | None):
+    folder = fixture_entry(NAN)
+    (folder / "test_checks.py").write_text(CHECKS.format(attempts=attempts, fails_on=fails_on))
+    entry = load_entry(folder)
+    checks = load_checks(entry)
+    return run_check(entry, checks.items["flaky"])
+
+
+@pytest.mark.parametrize("attempts, fails_on, verdict, says", [
+    (3, 2, "reproduces", "(attempt 3 of up to 3)"),
+    (3, 0, "reproduces", "(attempt 1 of up to 3)"),
+    (3, None, "fixed", "(each of 3 attempts)"),
+])
+def test_one_failing_attempt_decides(fixture_entry, attempts, fails_on, verdict, says):
+    rec = run(fixture_entry, attempts, fails_on)
+    assert rec.verdict == verdict and rec.detail.endswith(says), rec.detail
+
+
+def test_each_attempt_reads_the_model_through_a_path_of_another_length(fixture_entry, corpus):
+    run(fixture_entry, 3, None)
+    paths = [Path(p) for p in (corpus / "repros" / NAN / "test_checks.py.paths").read_text().split()]
+    assert len({len(str(p)) for p in paths}) == 3 and all(p.name == "sqrt-abs.onnx" for p in paths)
