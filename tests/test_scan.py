@@ -520,7 +520,7 @@ def test_status_on_a_version_never_checked_names_the_nearest(scale_entry, scan):
     _, rows = scan(deconv_scale_buried(), "onnxruntime==1.25.0")
     st = status_of(rows, "KB901")[("onnxruntime", "1.25.0")]
     assert st["status"] == "not-checked"
-    assert st["detail"].endswith("nearest checked: 1.20.0 reproduces, 1.32.0 fixed")
+    assert st["detail"].endswith("nearest measured: 1.20.0 reproduces, 1.32.0 fixed")
 
 
 def test_status_for_an_engine_the_problem_does_not_concern(scale_entry, scan):

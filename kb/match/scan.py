@@ -29,7 +29,7 @@ from kb.entries import Entry, load_all
 from kb.match import codes
 from kb.match.links import page_url
 from kb.match.modelfile import load
-from kb.match.status import Status, Statuses, Wanted, parse_engines
+from kb.match.status import UNMEASURED, Status, Statuses, Wanted, parse_engines
 from kb.pattern import Match, indexes, match_graph
 from kb.versions import version_key
 
@@ -62,7 +62,6 @@ def find_problems(entries: list[Entry], model) -> Scanned:
     return Scanned(found, nodes, graphs)
 
 
-UNMEASURED = (State.NOT_CHECKED, State.NOT_MEASURED)  # no reading on that release: its neighbours decide
 AFFECTED = (State.REPRODUCES, State.DIFFERS)  # "affected", or "affected (it fails another way there)"
 
 
@@ -125,7 +124,7 @@ def _problems(found: list[Found], source: Statuses, wanted: list[Wanted], named:
     for p in by_entry.values():
         for pattern in p.matches:
             statuses = source.of(p.entry, wanted, pattern)
-            p.judged[pattern] = ([_judge(source, p.entry, pattern, s) for s in statuses] if wanted else
+            p.judged[pattern] = ([_judge(p.entry, s) for s in statuses] if wanted else
                                  [Judged(s, s.state != State.FIXED) for s in statuses])  # today's rule
     problems = list(by_entry.values())  # in id order already
     if named:
@@ -136,15 +135,16 @@ def _problems(found: list[Found], source: Statuses, wanted: list[Wanted], named:
     return problems
 
 
-def _judge(source: Statuses, entry: Entry, pattern: str, st: Status) -> Judged:
+def _judge(entry: Entry, st: Status) -> Judged:
     """Does this status affect the release it is on: it reproduces there, or the release was never measured
     and the nearest measured releases on both sides (or the only side) reproduce."""
     if st.state in AFFECTED:
         return Judged(st, True)
     if st.state not in UNMEASURED or st.version is None or st.engine not in entry.meta.engines:
         return Judged(st, False)
-    below, above = _nearest_measured(source, entry, pattern, st.engine, st.version)
-    near = [s for s in (below, above) if s]
+    near = st.near
+    below = next((s for s in near if version_key(s.version) < version_key(st.version)), None)
+    above = next((s for s in near if s is not below), None)
     if not near:
         return Judged(st, False)
     affected = all(s.state in AFFECTED for s in near)
@@ -158,25 +158,6 @@ def _judge(source: Statuses, entry: Entry, pattern: str, st: Status) -> Judged:
         why = f"{near[0].version}, the {side} measured release, {'reproduces' if affected else near[0].state}"
     verdict = "counted as affected" if affected else "not counted as affected"
     return Judged(st, affected, f"not measured on {st.version}; {why}: {verdict}")
-
-
-def _nearest_measured(source: Statuses, entry: Entry, pattern: str, engine: str, version: str):
-    """The nearest releases below and above `version` with a measured status for this pattern (None where
-    there is none). An adapter over Statuses.of: the releases any record or accepted verdict of the entry
-    names on that engine, asked about in one call, the unmeasured ones skipped."""
-    from kb import expectations
-
-    known = {v for per in expectations.load(entry.expected).values() for v, e in per.items()
-             if e.engine in (None, engine)}
-    known |= {r.engine_version for r in source.records.get(entry.slug, []) if r.engine == engine}
-    key = version_key(version)
-    below = sorted((v for v in known if version_key(v) < key), key=version_key, reverse=True)
-    above = sorted((v for v in known if version_key(v) > key), key=version_key)
-    if not below and not above:
-        return None, None
-    got = dict(zip(below + above, source.of(entry, [Wanted(engine, v) for v in below + above], pattern)))
-    pick = lambda vs: next((got[v] for v in vs if got[v].state not in UNMEASURED), None)  # noqa: E731
-    return pick(below), pick(above)
 
 
 def _as_json(f: Found, p: Problem) -> dict:

@@ -16,6 +16,9 @@ from kb.verdicts import Status as State
 from kb.engines import NAMES as ENGINES
 
 
+UNMEASURED = (State.NOT_CHECKED, State.NOT_MEASURED)  # no reading on that release: its neighbours decide
+
+
 @dataclass(frozen=True)
 class Wanted:
     engine: str
@@ -117,8 +120,6 @@ class Statuses:
 
 
 def _status(entry: Entry, es, w: Wanted) -> Status:
-    from kb.versions import sort_versions
-
     if es is None:
         if w.engine in entry.meta.engines:
             return Status(w.engine, w.version, State.NOT_CHECKED, "no check of this entry runs it")
@@ -128,13 +129,24 @@ def _status(entry: Entry, es, w: Wanted) -> Status:
         return Status(w.engine, w.version, State.NOT_CHECKED, why)
     version = w.version or es.versions[-1]
     if version in es.versions:
-        return _at(es, version)
-    order = sort_versions([*es.versions, version])
-    i = order.index(version)
-    near = [_at(es, v) for v in order[max(0, i - 1):i] + order[i + 1:i + 2]]
-    return Status(w.engine, version, State.NOT_CHECKED,
-                  "not checked on this version; nearest checked: " + ", ".join(f"{s.version} {s.state}" for s in near),
+        st = _at(es, version)
+        if st.state in UNMEASURED:
+            st.near = _near(es, version)
+        return st
+    near = _near(es, version)
+    said = ", ".join(f"{s.version} {s.state}" for s in near) or "none"
+    return Status(w.engine, version, State.NOT_CHECKED, f"not checked on this version; nearest measured: {said}",
                   near=near, fixed_in=_fixed_in(es))
+
+
+def _near(es, version: str) -> list[Status]:
+    """The nearest release measured below `version`, then the nearest above, where there is one: what a release
+    without a reading of its own is judged by (the reply says so; scan counts it as affected or not)."""
+    from kb.versions import version_key
+
+    key = version_key(version)
+    sides = ([v for v in reversed(es.versions) if version_key(v) < key], [v for v in es.versions if version_key(v) > key])
+    return [s for side in sides if (s := next((t for v in side if (t := _at(es, v)).state not in UNMEASURED), None))]
 
 
 def _at(es, version: str) -> Status:
