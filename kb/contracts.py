@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import io
+import math
+import re
 import tempfile
 from pathlib import Path
 
@@ -209,6 +211,26 @@ def answer(entry: Entry, checks: Checks) -> str | None:
     return "\n".join(problems) or None
 
 
+_NUMBER = r"([0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)"
+_PROSE_FIGURE = re.compile(r"max (abs|rel) diff(?: of)? (?:up to |about )?" + _NUMBER)
+
+
+def figures(entry: Entry, checks: Checks) -> str | None:
+    """Every error figure the page's prose gives (max abs diff / max rel diff N) is one its ledger records, to
+    the digits the prose prints: a figure no run measured, or one retyped wrong, fails."""
+    ledger = entry.expected.read_text(encoding="utf-8") if entry.expected.is_file() else ""
+    measured = {(kind, float(n)) for kind, n in re.findall(r"max (abs|rel) diff " + _NUMBER, ledger)}
+
+    def recorded(kind: str, said: str) -> bool:
+        value, digits = float(said), len(said.split("e")[0].replace(".", "").lstrip("0")) or 1
+        half = 10 ** (math.floor(math.log10(value)) - digits + 1) / 2 * 1.001 if value else 0  # of its last digit
+        return any(k == kind and abs(n - value) <= half for k, n in measured)
+
+    wrong = [f"{m[0]!r}: no figure in {entry.expected.name} rounds to it" for m in _PROSE_FIGURE.finditer(entry.body)
+             if not recorded(m[1], m[2])]
+    return "\n".join(wrong) or None
+
+
 def _plain(html: str) -> str:
     import html as h
     import re
@@ -216,7 +238,8 @@ def _plain(html: str) -> str:
     return h.unescape(re.sub(r"<[^>]+>", "", html))
 
 
-CONTRACTS = {"explain": explain, "scan": scan, "page": page, "ledger": ledger, "scope": scope, "answer": answer}
+CONTRACTS = {"explain": explain, "scan": scan, "page": page, "ledger": ledger, "scope": scope, "answer": answer,
+             "figures": figures}
 
 
 def rules() -> str:

@@ -28,7 +28,7 @@ from kb.verdicts import GOOD, Assessment as A, CheckKind
 MARKERS = {
     **{e: f"checks that run {e}" for e in ENGINES},
     **{k.value: f"{k.value} checks" for k in CheckKind},
-    "contract": "an entry's contracts (explain, scan, page, ledger, scope)",
+    "contract": "an entry's contracts (kb.contracts: explain, scan, page, ledger, scope, answer, figures)",
 }
 RECORDS = pytest.StashKey[list]()  # this session's records, on the controller (xdist sends them in reports)
 

@@ -328,3 +328,20 @@ def test_a_resumed_run_reuses_a_record_only_while_the_entry_is_unchanged(fixture
     edit(folder / "repro.py", '"""', '"""Edited. ', )  # a changed reproducer may judge otherwise
     assert pytest_run(corpus, "-k", "not contract", "--kb-reuse").returncode == 0
     assert lines() == made + 1
+
+
+@pytest.mark.parametrize("said, holds", [("7.45e-08", True), ("7.5e-08", True), ("7.54e-08", False),
+                                         ("7.45e-07", False)])
+def test_a_figure_in_the_prose_is_one_the_ledger_records(tmp_path, said, holds):
+    """KB064's prose quotes max abs diff 7.45e-08; retyped wrong, the `figures` contract names it."""
+    from kb import contracts
+    from kb.entries import load_entry
+
+    src = ROOT / "repros" / "mnn-lstm-single-output-crash"
+    folder = tmp_path / "repros" / src.name
+    shutil.copytree(src, folder)
+    page = folder / "README.md"
+    page.write_text(page.read_text().replace("(max abs diff 7.45e-08)", f"(max abs diff {said})"))
+    problem = contracts.figures(load_entry(folder), None)
+    assert (problem is None) == holds, problem
+    assert holds or f"'max abs diff {said}'" in problem
