@@ -146,20 +146,24 @@ def add_rows(checks: Checks, rows) -> None:
 
 
 def variant_names(repro: Path) -> list[str]:
-    """The names of the cases `variants()` yields, read from the source (no torch): each `Case("<name>", ...)`."""
+    """The names of the cases `variants()` yields, read from the source (no torch): each `Case("<name>", ...)`,
+    or a call of one of repro.py's own functions with the name first (`yield case("<name>", ...)`)."""
     tree = ast.parse(repro.read_text(encoding="utf-8"))
+    own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} - {"cases", "variants"}
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "variants"), None)
     if fn is None:
         raise KBError(repro, "checks.variants(...) without cases needs a variants() function here")
     names = []
     for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "Case":
+        called = isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None))
+        if called == "Case" or (called in own and isinstance(node, ast.Call) and any(
+                isinstance(y, ast.Yield) and y.value is node for y in ast.walk(fn))):
             first = node.args[0] if node.args else None
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                 raise KBError(repro, f"line {node.lineno}: a variant's name is computed; pass "
                                      "checks.variants(..., cases=[...]) instead")
             names.append(first.value)
-    if not names:  # cases built elsewhere (a helper, a loop over another function) would give no checks at all
+    if not names:  # cases built elsewhere (a loop over another function) would give no checks at all
         raise KBError(repro, f"line {fn.lineno}: variants() shows no Case(\"<name>\", ...); pass "
                              "checks.variants(..., cases=[...]) instead")
     return names
