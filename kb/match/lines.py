@@ -1,11 +1,11 @@
 """The pages a pasted engine line names by itself, for the site's search box: kb explain's rules, cut down to
-one line and written out as a browser script.
+one line; docs/assets/kb-lines.js reads the same rules in the browser.
 
     Table.build(entries, messages)   the rules: an entry's specific regexes, then the message index's patterns
     Table.pages(text)                the pages the text names, best first
     Table.reduce(text)               a multi-line paste's lines worth searching for (its known lines, else its errors)
-    Table.javascript()               `window.kbLines(text)`: pages() in the browser, from the same rules (and
-                                     kbLines.preferred, kbLines.reduce)
+    Table.data()                     the rules for the browser: docs/assets/kb-lines.js's `window.kbLines(text)` is
+                                     pages() there (and kbLines.preferred, kbLines.reduce)
 
 A line is matched as explain judges its confidence: an entry's evidence regex, or a log signature whose message
 is not generic, names that entry (`match`); a message's pattern names the message's page, where a generic line's
@@ -21,7 +21,6 @@ tests/test_site_browser.py runs both on the same lines and compares.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -212,79 +211,12 @@ class Table:
         named = named_engines(text)
         return [page for page, engines in self.engines.items() if named & set(engines)]
 
-    def javascript(self) -> str:
+    def data(self) -> dict:
+        """The rules for the browser: docs/assets/kb-lines.js reads them as pages(), preferred() and reduce() do."""
         def js(rules: list[Rule]) -> list[dict]:
             return [{"page": r.page, "kind": r.kind, "source": r.source, "flags": r.flags, "evidence": r.evidence,
                      "weight": r.weight, "late": r.late} for r in rules]
 
-        data = {"rules": js(self.rules), "claims": js(self.claims), "native": self.native,
+        return {"rules": js(self.rules), "claims": js(self.claims), "native": self.native,
                 "causes": {page: js(rules) for page, rules in self.causes.items() if rules},
                 "engineWords": ENGINE_WORDS, "engines": self.engines, "errorish": _ERRORISH.pattern}
-        return ("/* Generated from kb/match/lines.py at site build: the pages a pasted engine line names by itself. */\n"
-                "window.kbLines = (function (data) {\n"
-                "  var native = {}; data.native.forEach(function (n) { native[n] = true; });\n"
-                "  var rules = data.rules.map(function (r, i) {\n"
-                "    return { page: r.page, entry: r.kind === \"entry\", rx: new RegExp(r.source, r.flags), evidence: r.evidence,\n"
-                "             weight: r.weight, late: r.late ? 1 : 0, index: i };\n"
-                "  });\n"
-                "  var causes = {};\n"
-                "  Object.keys(data.causes).forEach(function (p) {\n"
-                "    causes[p] = data.causes[p].map(function (c) { return { page: c.page, rx: new RegExp(c.source, c.flags) }; });\n"
-                "  });\n"
-                "  var claims = data.claims.map(function (c) { return { page: c.page, rx: new RegExp(c.source, c.flags + \"g\") }; });\n"
-                "  function overlaps(rx, text, m) {\n"
-                "    rx.lastIndex = 0;\n"
-                "    for (var c; (c = rx.exec(text)); rx.lastIndex = c.index + Math.max(c[0].length, 1)) {\n"
-                "      if (c.index < m.index + m[0].length && m.index < c.index + c[0].length) return true;\n"
-                "    }\n"
-                "    return false;\n"
-                "  }\n"
-                "  var layer = /layer (\\S+) not exists or registered/i;\n"
-                "  function kbLines(text) {\n"
-                "    var hits = [];\n"
-                "    rules.forEach(function (r) {\n"
-                "      var m = r.rx.exec(text);\n"
-                "      if (!m) return;\n"
-                "      if (r.entry) {\n"
-                "        var l = layer.exec(m[0]);\n"
-                "        if (l && native[l[1]]) return;\n"
-                "        if (r.evidence && claims.some(function (c) { return c.page !== r.page && overlaps(c.rx, text, m); })) return;\n"
-                "      } else {\n"
-                "        var rest = text.slice(0, m.index) + \"\\n\" + text.slice(m.index + m[0].length);\n"
-                "        (causes[r.page] || []).forEach(function (c) {\n"
-                "          if (c.rx.test(rest)) hits.push({ page: c.page, entry: false, late: r.late, at: m.index, weight: r.weight, index: r.index, sub: 0 });\n"
-                "        });\n"
-                "      }\n"
-                "      hits.push({ page: r.page, entry: r.entry, late: r.late, at: r.entry ? 0 : m.index, weight: r.weight, index: r.index, sub: 1 });\n"
-                "    });\n"
-                "    hits.sort(function (a, b) {\n"
-                "      return (b.entry - a.entry) || (a.late - b.late) || (a.at - b.at) || (b.weight - a.weight) || (a.index - b.index) || (a.sub - b.sub);\n"
-                "    });\n"
-                "    var out = [];\n"
-                "    hits.forEach(function (r) { if (out.indexOf(r.page) < 0) out.push(r.page); });\n"
-                "    return out;\n"
-                "  };\n"
-                "  kbLines.preferred = function (text) {\n"
-                "    var named = Object.keys(data.engineWords).filter(function (e) {\n"
-                "      return new RegExp(data.engineWords[e], \"i\").test(text);\n"
-                "    });\n"
-                "    return Object.keys(data.engines).filter(function (p) {\n"
-                "      return data.engines[p].some(function (e) { return named.indexOf(e) >= 0; });\n"
-                "    });\n"
-                "  };\n"
-                "  var errorish = new RegExp(data.errorish, \"i\");\n"
-                "  kbLines.reduce = function (text) {\n"
-                "    var lines = [], m, keep = {}, any = false, re = /[^\\r\\n]+/g;\n"
-                "    while ((m = re.exec(text))) lines.push([m.index, m.index + m[0].length]);\n"
-                "    rules.forEach(function (r) {\n"
-                "      var h = r.rx.exec(text);\n"
-                "      if (!h) return;\n"
-                "      var end = Math.max(h.index + h[0].length, h.index + 1);\n"
-                "      lines.forEach(function (l, i) { if (l[0] < end && h.index < l[1]) { keep[i] = any = true; } });\n"
-                "    });\n"
-                "    if (!any) lines.forEach(function (l, i) { if (errorish.test(text.slice(l[0], l[1]))) keep[i] = any = true; });\n"
-                "    return lines.filter(function (l, i) { return !any || keep[i]; })\n"
-                "      .map(function (l) { return text.slice(l[0], l[1]).trim(); }).filter(Boolean);\n"
-                "  };\n"
-                "  return kbLines;\n"
-                f"}})({json.dumps(data, indent=1)});\n")

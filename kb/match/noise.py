@@ -3,7 +3,7 @@ folders, file names and command options. Defined once, here, for every reader of
 
     clean(text)   a log's text without colours and control characters (kb.match.logfile)
     query(text)   the words worth searching for (kb explain's search link)
-    javascript()  the same QUERY rules as a browser script (the site's search box, via kb/site/hooks.py)
+    data()        the same QUERY rules for the browser (docs/assets/kb-noise.js, the site's search box)
 
 Each pattern is written in the part of regex syntax that Python's `re` (compiled ASCII-only) and
 JavaScript read alike: explicit ASCII classes, fixed-width lookbehinds, no named groups, flags `i` at
@@ -12,7 +12,6 @@ most. tests/test_site_browser.py runs both on the same lines and compares.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -77,14 +76,6 @@ def query(text: str) -> str:
     return " ".join(_apply(QUERY, text).split())
 
 
-def javascript() -> str:
-    """`window.kbNoise(text)`: query() in the browser, from the same rules."""
-    rules = [{"name": r.name, "source": r.pattern, "flags": "g" + r.flags, "replace": r.replace} for r in QUERY]
-    return ("/* Generated from kb/match/noise.py at site build: the noise of pasted text, as kb explain strips it. */\n"
-            "window.kbNoise = (function (rules) {\n"
-            "  rules = rules.map(function (r) { return [new RegExp(r.source, r.flags), r.replace]; });\n"
-            "  return function (text) {\n"
-            "    rules.forEach(function (r) { text = text.replace(r[0], r[1]); });\n"
-            "    return text.split(/\\s+/).filter(Boolean).join(\" \");\n"
-            "  };\n"
-            f"}})({json.dumps(rules, indent=1)});\n")
+def data() -> list[dict]:
+    """query()'s rules for the browser: docs/assets/kb-noise.js applies them as query() does."""
+    return [{"name": r.name, "source": r.pattern, "flags": "g" + r.flags, "replace": r.replace} for r in QUERY]

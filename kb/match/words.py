@@ -9,7 +9,6 @@ confidence: `kb explain` reports these as `possible`, with the words that matche
 from __future__ import annotations
 
 import functools
-import json
 import re
 from pathlib import Path
 
@@ -377,7 +376,7 @@ _REF = re.compile(r"(?<!\S)\S*#\d+(?!\S)")
 
 
 class SiteIndex:
-    """Index's table for the site's search box, written out (`javascript()`), so that the browser ranks a query
+    """Index's table for the site's search box, written out (`data()`, read by docs/assets/kb-words.js), so that the browser ranks a query
     as `rank()` does here.
 
     A query's Latin words are found as `tokens()` finds them; its Chinese words as the index's own Chinese
@@ -411,106 +410,9 @@ class SiteIndex:
         return [self.pages[i] for i in sorted((i for i, s in scores.items() if s > 0),
                                               key=lambda i: (not named & set(self.engines[i]), -scores[i], i))]
 
-    def javascript(self) -> str:
-
-        data = {"pages": self.pages, "weights": self.index.weights, "names": sorted(self.index.names), "chinese": self.chinese,
+    def data(self) -> dict:
+        """The index for the browser: docs/assets/kb-words.js ranks a query with it as rank() does."""
+        return {"pages": self.pages, "weights": self.index.weights, "names": sorted(self.index.names), "chinese": self.chinese,
                 "word": _WORD.pattern, "call": _CALL.pattern, "cjk": _CJK.pattern, "ref": _REF.pattern,
                 "stop": sorted(STOP | ENGINE_NAMES), "engines": self.engines, "engineWords": ENGINE_WORDS, "part": PART,
                 "typo": _TYPO.pattern, "typoMin": TYPO_MIN}
-        return ("/* Generated from kb/match/words.py at site build: kb explain's BM25 over the pages' words. */\n"
-                "window.kbWords = (function (data) {\n"
-                "  var stop = {}; data.stop.forEach(function (w) { stop[w] = true; });\n"
-                "  var names = {}; data.names.forEach(function (w) { names[w] = true; });\n"
-                "  var cjk = new RegExp(data.cjk, \"g\");\n"
-                "  function spellings(w) {\n"
-                "    if (/^[0-9]/.test(w)) return [w.replace(/-/g, \"\")];\n"
-                "    var out = [w], dot = w.lastIndexOf(\".\");\n"
-                "    if (dot >= 0) out.push(w.slice(dot + 1));\n"
-                "    var last = out[out.length - 1];\n"
-                "    if (last.indexOf(\"_\") >= 0) out.push(last.replace(/_/g, \"\"));\n"
-                "    return out;\n"
-                "  }\n"
-                "  function nest(terms) {\n"
-                "    var groups = [];\n"
-                "    terms.filter(function (t, i) { return terms.indexOf(t) === i; })\n"
-                "      .sort(function (a, b) { return (b.length - a.length) || (a < b ? -1 : a > b ? 1 : 0); })\n"
-                "      .forEach(function (t) {\n"
-                "        var head = groups.find(function (g) { return g[0].indexOf(t) >= 0; });\n"
-                "        if (head) head.push(t); else groups.push([t]);\n"
-                "      });\n"
-                "    return groups;\n"
-                "  }\n"
-                "  var has = function (o, k) { return Object.prototype.hasOwnProperty.call(o, k); };\n"
-                "  var typo = new RegExp(\"^(?:\" + data.typo + \")$\");\n"
-                "  var vocabulary = Object.keys(data.weights).filter(function (t) {\n"
-                "    return t.length >= data.typoMin - 1 && typo.test(t);\n"
-                "  }).sort();\n"
-                "  function oneEdit(a, b) {\n"
-                "    if (a === b || Math.abs(a.length - b.length) > 1) return false;\n"
-                "    var i = 0, n = Math.min(a.length, b.length);\n"
-                "    while (i < n && a[i] === b[i]) i++;\n"
-                "    if (a.length === b.length)\n"
-                "      return a.slice(i + 1) === b.slice(i + 1) || (a.slice(i + 2) === b.slice(i + 2) && a[i] === b[i + 1] && a[i + 1] === b[i]);\n"
-                "    if (a.length > b.length) { var t = a; a = b; b = t; }\n"
-                "    return a.slice(i) === b.slice(i + 1);\n"
-                "  }\n"
-                "  function corrected(groups) {\n"
-                "    var seen = {};\n"
-                "    groups.forEach(function (g) { g.forEach(function (w) { seen[w] = true; }); });\n"
-                "    return groups.map(function (g) {\n"
-                "      var extra = [];\n"
-                "      g.forEach(function (w) {\n"
-                "        if (w.length < data.typoMin || has(data.weights, w) || !typo.test(w)) return;\n"
-                "        vocabulary.forEach(function (c) { if (!seen[c] && oneEdit(w, c)) { seen[c] = true; extra.push(c); } });\n"
-                "      });\n"
-                "      return g.concat(extra);\n"
-                "    });\n"
-                "  }\n"
-                "  function query(text) {\n"
-                "    var low = text.toLowerCase().replace(new RegExp(data.ref, \"g\"), \" \"), seen = {};\n"
-                "    var groups = (low.replace(cjk, \" \").match(new RegExp(data.word, \"g\")) || []).map(function (w) {\n"
-                "      return spellings(w.replace(/^\\.+|\\.+$/g, \"\"));\n"
-                "    });\n"
-                "    var call = new RegExp(data.call, \"g\"), m, latin = low.replace(cjk, \" \");\n"
-                "    while ((m = call.exec(latin))) groups.push([m[1] + \"(\" + m[2].replace(/\\s+/g, \"\") + \")\"]);\n"
-                "    var runs = low.match(cjk) || [];\n"
-                "    groups = groups.concat(nest(data.chinese.filter(function (t) {\n"
-                "      return runs.some(function (r) { return r.indexOf(t) >= 0; });\n"
-                "    })));\n"
-                "    var heads = {};\n"
-                "    groups.forEach(function (g) { if (g.length) heads[g[0]] = true; });\n"
-                "    function keep(w) { return w && !seen[w] && !stop[w] && !/^[0-9]+$/.test(w); }\n"
-                "    var out = [];\n"
-                "    groups.forEach(function (g) {\n"
-                "      if (!g.length || !keep(g[0])) return;\n"
-                "      g = [g[0]].concat(g.slice(1).filter(function (w, i) {\n"
-                "        return g.indexOf(w, 1) === i + 1 && w !== g[0] && !heads[w] && keep(w);\n"
-                "      }));\n"
-                "      g.forEach(function (w) { seen[w] = true; });\n"
-                "      out.push(g);\n"
-                "    });\n"
-                "    return out;\n"
-                "  }\n"
-                "  return function (text) {\n"
-                "    var scores = {};\n"
-                "    var named = Object.keys(data.engineWords).filter(function (e) {\n"
-                "      return new RegExp(data.engineWords[e], \"i\").test(text);\n"
-                "    });\n"
-                "    function other(i) {\n"
-                "      return data.engines[i].some(function (e) { return named.indexOf(e) >= 0; }) ? 0 : 1;\n"
-                "    }\n"
-                "    corrected(query(text)).forEach(function (g) {\n"
-                "      var best = {};\n"
-                "      g.forEach(function (t, j) {\n"
-                "        var k = (names[t] ? 2 : 1) * (j === 0 ? 1 : data.part);\n"
-                "        (Object.prototype.hasOwnProperty.call(data.weights, t) ? data.weights[t] : []).forEach(function (p) {\n"
-                "          if (k * p[1] > (best[p[0]] || 0)) best[p[0]] = k * p[1];\n"
-                "        });\n"
-                "      });\n"
-                "      Object.keys(best).forEach(function (i) { scores[i] = (scores[i] || 0) + best[i]; });\n"
-                "    });\n"
-                "    return Object.keys(scores).map(Number).filter(function (i) { return scores[i] > 0; })\n"
-                "      .sort(function (a, b) { return (other(a) - other(b)) || (scores[b] - scores[a]) || (a - b); })\n"
-                "      .map(function (i) { return data.pages[i]; });\n"
-                "  };\n"
-                f"}})({json.dumps(data, ensure_ascii=False, separators=(',', ':'))});\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -86,14 +87,17 @@ def _message_pages(site: Site, known: dict, entries: list[Entry]) -> None:
 
 
 def _scripts(entries: list[Entry], known: dict) -> dict[str, str]:
-    """The search box's scripts, named in mkdocs.yml's extra_javascript before kb.js."""
+    """The data of the search box's scripts (docs/assets/kb-noise.js, kb-lines.js, kb-words.js), from kb explain's
+    own rules: one generated file, named in mkdocs.yml's extra_javascript before them."""
     from kb.match import noise
     from kb.match.lines import Table
     from kb.match.words import SiteIndex
 
-    return {"assets/kb-noise.js": noise.javascript(),  # what a pasted line carries besides its message
-            "assets/kb-lines.js": Table.build(entries, known).javascript(),  # the pages a line names by itself
-            "assets/kb-words.js": SiteIndex(entries, known).javascript()}  # the pages the query's words rank first
+    data = {"noise": noise.data(),  # what a pasted line carries besides its message
+            "lines": Table.build(entries, known).data(),  # the pages a line names by itself
+            "words": SiteIndex(entries, known).data()}  # the pages the query's words rank first
+    return {"assets/kb-data.js": "/* Generated at site build from kb/match (noise.py, lines.py, words.py). */\n"
+                                 f"window.kbData = {json.dumps(data, ensure_ascii=False, separators=(',', ':'))};\n"}
 
 
 def _redirects(entries: list[Entry]) -> dict[str, str]:
