@@ -1,0 +1,876 @@
+"""`kb locate MODEL.onnx --engine E`: the node where an engine first goes wrong, and whether the KB knows it.
+
+1. onnxruntime runs the model with every intermediate tensor as a graph output: the reference.
+2. The engine converts the model and its runtime reads every tensor it kept under its ONNX name (MNN: the
+   names the .mnn keeps; onnx2ncnn: the blobs named after ONNX tensors; pnnx renames its blobs, so its
+   graph inputs and outputs are mapped by position and its other blobs by value, see `_by_value`).
+3. In topological order, the first node whose output diverges beyond a tolerance (`tolerance`) is the
+   culprit; tensors downstream of it are not looked at, and a node whose output cannot be read is fine
+   when something computed from it agrees. Unreadable nodes between the last agreeing one and the culprit
+   are listed as suspects: the divergence may start in one of them.
+4. Where converting, loading or running fails (an error, a signal, a timeout), the graph is cut with
+   onnx.utils.Extractor into prefixes (the first k nodes in topological order) and bisected: the smallest
+   prefix that still fails the same way (same step and signal, or the same first error line) ends at the
+   culprit.
+5. The KB's trigger patterns (each entry's `trigger`) run on the culprit and its direct neighbours.
+
+Every engine step runs in a child process with a timeout (kb.child); the child side is kb.workers.locate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from kb import child
+from kb.errors import KBError
+from kb.match import codes
+
+if TYPE_CHECKING:
+    import onnx
+
+ENGINES = ("mnn", "onnx2ncnn", "pnnx")
+STEP_TIMEOUT = 180.0  # seconds for one engine step (a convert, a run)
+TOL = 1e-4  # see tolerance()
+WORKER = "kb.workers.locate"
+Say = Callable[[str], None]
+
+
+# ---------------------------------------------------------------------------------------------- the graph
+
+@dataclass
+class Graph:
+    """The main graph of a model, indexed: nodes in topological order (ONNX requires it), who produces and
+    who consumes each tensor, and each node's ancestors as a bit set."""
+
+    model: onnx.ModelProto
+    path: Path
+    nodes: list = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # as kb.pattern names nodes: name, else Op#index
+    producer: dict[str, int] = field(default_factory=dict)
+    consumers: dict[str, list[int]] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)  # fed by the user (initializers are not)
+    outputs: list[str] = field(default_factory=list)
+    consts: set[str] = field(default_factory=set)  # initializers and Constant outputs
+    anc: list[int] = field(default_factory=list)  # node i -> bit set of the nodes it depends on
+    _live: list[bool] | None = None
+
+    @classmethod
+    def of(cls, model: onnx.ModelProto, path: Path) -> Graph:
+        g = cls(model, path)
+        g.nodes = list(model.graph.node)
+        g.names = [n.name or f"{n.op_type}#{i}" for i, n in enumerate(g.nodes)]
+        g.consts = {t.name for t in model.graph.initializer}
+        g.inputs = [i.name for i in model.graph.input if i.name not in g.consts]
+        g.outputs = [o.name for o in model.graph.output]
+        for i, n in enumerate(g.nodes):
+            bits = 0
+            for t in n.input:
+                g.consumers.setdefault(t, []).append(i)
+                if t in g.producer:
+                    p = g.producer[t]
+                    bits |= g.anc[p] | (1 << p)
+            g.anc.append(bits)
+            for t in n.output:
+                if t:
+                    g.producer[t] = i
+                    if n.op_type == "Constant":
+                        g.consts.add(t)
+        return g
+
+    def computed(self, i: int) -> bool:
+        """Node i computes from the model's inputs (not a Constant, nor a node of constants only)."""
+        if self._live is None:
+            live: list[bool] = []
+            for n in self.nodes:
+                live.append(n.op_type != "Constant" and any(
+                    t in self.inputs or (t in self.producer and live[self.producer[t]]) for t in n.input if t))
+            self._live = live
+        return self._live[i]
+
+    def ancestors(self, i: int) -> list[int]:
+        bits, out, k = self.anc[i], [], 0
+        while bits:
+            if bits & 1:
+                out.append(k)
+            bits >>= 1
+            k += 1
+        return out
+
+    def is_ancestor(self, a: int, b: int) -> bool:
+        return bool(self.anc[b] >> a & 1)
+
+    def node_json(self, i: int) -> dict:
+        return {"name": self.names[i], "op": self.nodes[i].op_type}
+
+
+def load_model(path: str) -> Graph:
+    """The ONNX model at `path` with its external data, or one KBError line on bad input."""
+    import onnx
+
+    from kb.match.modelfile import load
+
+    loaded = load(path)  # one line for a missing, unreadable, corrupt or non-ONNX file
+    if loaded.note:
+        raise KBError(path, "is not an ONNX model (kb locate converts ONNX; export it to ONNX first)",
+                      codes.NOT_A_MODEL)
+    model = loaded.model
+    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+        onnx.load_external_data_for_model(model, str(loaded.path.parent))
+    if not any(n.op_type for n in model.graph.node):
+        raise KBError(path, "has no nodes to locate anything in", codes.NOT_A_MODEL)
+    return Graph.of(model, loaded.path)
+
+
+# ----------------------------------------------------------------------------------------- the comparison
+
+def tolerance(ref: np.ndarray, tol: float = TOL) -> float:
+    """The absolute difference allowed on a tensor, from its dtype and magnitude.
+
+    float32 keeps about 7 significant digits. An engine that computes a node another way (im2col or
+    Winograd convolutions, fused kernels, another summation order) loses a few of them, more as the
+    values grow: so the allowance scales with the tensor's largest magnitude, never below `tol` absolute
+    (values near 0 lose nothing worth reporting). `tol` = 1e-4 of that magnitude leaves room for
+    reductions over a few thousand terms, and stays two orders of magnitude below what conversion bugs
+    do (a wrong constant or axis: 1e-2 of the magnitude and up). Half-precision references (float16,
+    bfloat16: about 3 digits) get 1e-2 instead."""
+    finite = np.abs(ref[np.isfinite(ref)])
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    half = ref.dtype == np.float16 or str(ref.dtype) == "bfloat16"
+    return max(tol, 1e-2 if half else tol) * scale
+
+
+@dataclass
+class Diff:
+    status: str  # agrees, mismatch, nan, shape
+    max_abs: float | None = None
+    max_rel: float | None = None
+    atol: float | None = None
+    nan: int = 0
+    shape: list[int] | None = None  # the engine's shape, where it is not the reference's
+    ref_shape: list[int] | None = None
+
+    @property
+    def agrees(self) -> bool:
+        return self.status == "agrees"
+
+    def figures(self) -> dict:
+        return {k: v for k, v in (("max_abs", self.max_abs), ("max_rel", self.max_rel), ("atol", self.atol),
+                                   ("nan", self.nan), ("shape", self.shape), ("expected_shape", self.ref_shape))
+                if v is not None and (k != "nan" or v)}
+
+    def text(self) -> str:
+        if self.status == "shape":
+            return f"has shape {self.shape}, expected {self.ref_shape}"
+        head = f"{self.nan} NaN or infinite values where the reference has none; " if self.nan else ""
+        figs = (f"max abs diff {self.max_abs:.3g}, max rel diff {self.max_rel:.3g}" if self.max_abs is not None
+                else "no finite values")
+        return f"{head}{figs} (tolerance: atol {self.atol:.3g})"
+
+
+def _squeezed(shape) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
+def compare(ref: np.ndarray, got: np.ndarray, tol: float = TOL) -> Diff:
+    """One tensor against its reference. Unit axes do not count (onnx2ncnn drops the batch axis, MNN
+    may keep unit axes); a NaN or infinity counts as a difference only where the reference has none."""
+    atol = tolerance(ref, tol)
+    ref64 = ref.astype(np.float64)
+    out = np.asarray(got, dtype=np.float64)
+    if out.shape != ref64.shape:
+        if _squeezed(out.shape) != _squeezed(ref64.shape):
+            return Diff("shape", atol=atol, shape=list(out.shape), ref_shape=list(ref.shape))
+        out = out.reshape(ref64.shape)
+    same = (out == ref64) | (np.isnan(out) & np.isnan(ref64))
+    nan = int(np.count_nonzero(~np.isfinite(out) & ~same))
+    with np.errstate(invalid="ignore"):
+        diff = np.where(same, 0.0, np.abs(out - ref64))
+    finite = np.isfinite(diff)
+    scale = float(np.abs(ref64[np.isfinite(ref64)]).max()) if np.isfinite(ref64).any() else 0.0
+    worst = float(diff[finite].max()) if finite.any() else None
+    d = Diff("agrees", worst, (worst / scale if scale else worst) if worst is not None else None, atol, nan)
+    if nan:
+        d.status = "nan"
+    elif worst is not None and worst > atol:
+        d.status = "mismatch"
+    return d
+
+
+def _is_float(a: np.ndarray) -> bool:
+    return a.dtype.kind == "f" or str(a.dtype) == "bfloat16"
+
+
+# ------------------------------------------------------------------------------------------ engine steps
+
+@dataclass
+class Fate:
+    """How a step failed: what `kb locate` bisects on."""
+
+    stage: str  # convert, load, run
+    kind: str  # crash, timeout, convert-error, load-error, run-error
+    signal: str | None
+    line: str  # the first error line (or the last line printed)
+    step: str  # what was run
+
+    def key(self) -> tuple:
+        return self.stage, self.signal, self.kind == "timeout"
+
+    def same(self, other: Fate | None) -> bool:
+        """The same failure: the same step and signal (a crash, a timeout), or the same first error line."""
+        if other is None or self.stage != other.stage or self.kind != other.kind:
+            return False
+        if self.signal or self.kind == "timeout":
+            return self.signal == other.signal
+        return _normal(self.line) == _normal(other.line)
+
+    def json(self) -> dict:
+        return {"stage": self.stage, "signal": self.signal, "error": self.line, "step": self.step}
+
+
+_ERROR = re.compile(r"error|fail|not support|unsupport|not exist|abort|exception|invalid|can't|cannot|"
+                    r"segmentation|terminate|assert|unknown|illegal", re.I)
+_NOISE = [re.compile(p) for p in (r"^\[\d\d:\d\d:\d\d\]\s*", r"^\S+\.(?:cpp|cc|hpp|h):\d+:?\s*", r"^:\d+:\s*")]
+
+
+def first_error(output: str) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for ln in lines:
+        if _ERROR.search(ln):
+            return _clean(ln)
+    return _clean(lines[-1]) if lines else ""
+
+
+def _clean(line: str) -> str:
+    for p in _NOISE:
+        line = p.sub("", line)
+    return line[:300]
+
+
+def _normal(line: str) -> str:
+    """An error line without what differs between prefixes of one graph: numbers, quoted names."""
+    line = re.sub(r"(['\"`]).*?\1", "'…'", line)
+    return re.sub(r"\d+", "#", line).strip().lower()
+
+
+def _fate(step: child.StepResult, stage: str, missing: bool = False) -> Fate | None:
+    if step.ok and not missing:
+        return None
+    kind = "timeout" if step.timed_out else "crash" if step.signal else f"{stage}-error"
+    line = first_error(step.output) or step.fate()
+    if missing and step.returncode == 0:
+        line = f"exit code 0 but wrote nothing: {line}"
+    return Fate(stage, kind, step.signal, line, step.command)
+
+
+@dataclass
+class Read:
+    """What an engine run gave: tensors under ONNX names, the ones it could not give and why, or a failure."""
+
+    fate: Fate | None = None
+    got: dict[str, np.ndarray] = field(default_factory=dict)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    by_value: bool = False  # tensors were mapped by value (pnnx): a divergent one is only seen at the outputs
+
+
+def _load_npz(out: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    meta = json.loads(out.with_suffix(".json").read_text())
+    with np.load(out) as z:
+        return {n: z[f"t{i}"] for i, n in enumerate(meta["names"])}, meta["failed"]
+
+
+class Runner:
+    """Runs the steps of one engine on models in a work folder, each in a child with a timeout."""
+
+    def __init__(self, engine: str, work: Path, say: Say, timeout: float = STEP_TIMEOUT):
+        self.engine, self.work, self.say, self.timeout = engine, work, say, timeout
+        self.steps = 0
+
+    def fn(self, name: str, target: str, **kw) -> child.StepResult:
+        self.steps += 1
+        self.say(name)
+        return child.run_function(name, f"{WORKER}:{target}", timeout=self.timeout, **kw)
+
+    def read(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
+        """Convert `model` (its graph is `g`) and read `wanted` (ONNX tensor names) on its inputs `feed`;
+        the graph outputs are always read. A failure to read the intermediates retries the outputs alone."""
+        return getattr(self, f"_{self.engine}")(g, model, feed, wanted)
+
+    # -- MNN: mnnconvert (via _tools, never the console script), then the Module API with the kept names
+    def _mnn(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
+        from kb.engines.mnn import convert_step
+
+        dst = model.with_suffix(".mnn")
+        self.steps += 1
+        self.say(f"mnnconvert {model.name}")
+        step = convert_step(model, dst, timeout=self.timeout)
+        if fate := _fate(step, "convert", missing=not dst.is_file()):
+            return Read(fate)
+        r = Read()
+        names_file = self.work / f"{model.stem}.mnn-names.json"
+        step = self.fn(f"MNN tensor names of {dst.name}", "mnn_names", model=str(dst), out=str(names_file))
+        kept = set(json.loads(names_file.read_text())) if step.ok and names_file.is_file() else set()
+        if not kept:
+            r.notes.append(f"MNN.expr.load_as_dict could not list the tensors of {dst.name} ({step.fate()}); "
+                           "only the graph outputs were read")
+        inner = [t for t in wanted if t in kept and t not in g.outputs]
+        for t in wanted:
+            if t not in kept and t not in g.outputs:
+                r.unreadable[t] = "not in the converted model (fused or renamed by mnnconvert)"
+        for outputs in ([*g.outputs, *inner], list(g.outputs)) if inner else (list(g.outputs),):
+            out = self.work / f"{model.stem}.mnn-{len(outputs)}.npz"
+            step = self.fn(f"MNN run {dst.name} ({len(outputs)} tensors)", "mnn_run", model=str(dst), feed=str(feed),
+                           out=str(out), inputs=list(g.inputs), outputs=outputs)
+            if step.ok and out.is_file():
+                r.got, failed = _load_npz(out)
+                r.unreadable.update(failed)
+                if len(outputs) < len(inner) + len(g.outputs):
+                    for t in inner:
+                        r.unreadable[t] = f"MNN could not run with the intermediate outputs ({fate_line})"
+                return r
+            fate_line = first_error(step.output) or step.fate()
+            r.fate = _fate(step, "run")
+        return r
+
+    # -- onnx2ncnn: .param/.bin, then ncnn extracts every blob named after an ONNX tensor
+    def _onnx2ncnn(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
+        from kb.engines.onnx2ncnn import _tool
+
+        param, bin = model.with_suffix(".param"), model.with_suffix(".bin")
+        self.steps += 1
+        self.say(f"onnx2ncnn {model.name}")
+        step = child.run_command(f"onnx2ncnn {model.name}", [_tool(), str(model), str(param), str(bin)],
+                                 timeout=self.timeout)
+        if fate := _fate(step, "convert", missing=not (param.is_file() and bin.is_file())):
+            return Read(fate)
+        blobs = _param_blobs(param)
+        inputs = {t: t for t in g.inputs if t in blobs}
+        r = Read()
+        unsupported = [ln.strip() for ln in step.output.splitlines() if "not supported" in ln]
+        if unsupported:
+            r.notes.append(f"onnx2ncnn: {'; '.join(dict.fromkeys(unsupported))}")
+        return self._ncnn(g, model, param, bin, feed, wanted, blobs, inputs, {t: "leading" for t in inputs},
+                          {t: t for t in blobs}, r)
+
+    # -- pnnx from ONNX: blobs are renamed (in0, 1, 2, ..., out0): inputs and outputs by position, others by value
+    def _pnnx(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
+        import pnnx
+
+        from kb.engines.pnnx import read_feeding
+
+        work = self.work / f"pnnx-{model.stem}"
+        work.mkdir(exist_ok=True)
+        src = work / model.name
+        shutil.copy(model, src)
+        with np.load(feed) as z:
+            shapes = ",".join(f"[{','.join(map(str, z[t].shape))}]{_pnnx_type(z[t].dtype)}" for t in g.inputs)
+        param, bin, py = work / f"{src.stem}.ncnn.param", work / f"{src.stem}.ncnn.bin", work / f"{src.stem}_ncnn.py"
+        self.steps += 1
+        self.say(f"pnnx {model.name}")
+        # fp16=0: pnnx stores weights as fp16 by default, which moves every value by ~1e-3 and would hide the
+        # node that goes wrong behind the first one with weights
+        step = child.run_command(f"pnnx {model.name}", [pnnx.EXEC_PATH, str(src), f"inputshape={shapes}",
+                                                        f"ncnnparam={param}", f"ncnnbin={bin}", f"ncnnpy={py}",
+                                                        "fp16=0"],
+                                 cwd=work, timeout=self.timeout)
+        if fate := _fate(step, "convert", missing=not (param.is_file() and bin.is_file())):
+            return Read(fate)
+        blobs = _param_blobs(param)
+        feeding = read_feeding(py)
+        ins = [b for b in blobs if re.fullmatch(r"in\d+", b)]
+        outs = [b for b in blobs if re.fullmatch(r"out\d+", b)]
+        ins.sort(key=lambda b: int(b[2:]))
+        outs.sort(key=lambda b: int(b[3:]))
+        inputs = dict(zip(ins, g.inputs))
+        axes = {b: (feeding.inputs.get(b) if feeding else "leading") for b in inputs}
+        named = dict(zip(outs, g.outputs))  # blob -> ONNX tensor, where known
+        r = Read(by_value=True)
+        r.notes.append("pnnx renames every blob: inputs and outputs are matched by position, the other tensors "
+                       "by value (a tensor no blob reproduces is unreadable); weights kept in fp32 (fp16=0)")
+        return self._ncnn(g, model, param, bin, feed, wanted, blobs, inputs, axes, named, r)
+
+    def _ncnn(self, g: Graph, model: Path, param: Path, bin: Path, feed: Path, wanted: list[str], blobs: list[str],
+              inputs: dict[str, str], axes: dict, named: dict[str, str], r: Read) -> Read:
+        """Extract every blob (named: blob -> ONNX tensor; pnnx's unnamed blobs are kept under "blob:<name>")."""
+        if len(inputs) < len(g.inputs):
+            missing = [t for t in g.inputs if t not in inputs.values()]
+            r.fate = Fate("load", "load-error", None, f"no input blob for {', '.join(missing)}", str(param))
+            return r
+        out_blobs = [b for b in blobs if b not in inputs]
+        if not r.by_value:
+            out_blobs = [b for b in out_blobs if b in g.outputs or b in wanted]
+        final = [b for b in out_blobs if named.get(b) in g.outputs]
+        for chosen in (out_blobs, final) if len(final) < len(out_blobs) else (out_blobs,):
+            out = self.work / f"{param.stem}.ncnn-{len(chosen)}.npz"
+            step = self.fn(f"ncnn run {param.name} ({len(chosen)} blobs)", "ncnn_blobs", param=str(param),
+                           bin=str(bin), feed=str(feed), out=str(out), blobs_in=inputs, axes_in=axes, blobs_out=chosen)
+            if step.ok and out.is_file():
+                got, failed = _load_npz(out)
+                r.got = {named.get(b, f"blob:{b}"): a for b, a in got.items()}
+                r.unreadable.update({named.get(b, b): why for b, why in failed.items() if b in named})
+                if chosen is final:
+                    r.notes.append(f"ncnn failed extracting the intermediate blobs ({first_error(fate_out)}); "
+                                   "only the outputs were read")
+                for t in wanted:
+                    if t not in r.got and t not in r.unreadable and not r.by_value:
+                        r.unreadable[t] = "no blob of that name (fused or renamed by the converter)"
+                return r
+            fate_out = step.output
+            loaded = "load_param failed" not in step.output and "load_model failed" not in step.output
+            r.fate = _fate(step, "run" if loaded else "load")
+            if not loaded:
+                break
+        return r
+
+
+def _pnnx_type(dtype) -> str:
+    return {"float32": "f32", "float64": "f64", "float16": "f16", "int64": "i64", "int32": "i32",
+            "int8": "i8", "uint8": "u8", "bool": "i8"}.get(str(dtype), "f32")
+
+
+def _param_blobs(param: Path) -> list[str]:
+    """Every blob an ncnn .param names (layer outputs, in layer order; inputs are Input layers' outputs)."""
+    blobs: list[str] = []
+    lines = param.read_text(errors="replace").splitlines()[2:]
+    for ln in lines:
+        parts = ln.split()
+        if len(parts) < 4:
+            continue
+        try:
+            n_in, n_out = int(parts[2]), int(parts[3])
+        except ValueError:
+            continue
+        for b in parts[4 + n_in:4 + n_in + n_out]:
+            if b not in blobs:
+                blobs.append(b)
+    return blobs
+
+
+# ------------------------------------------------------------------------------------------------ locate
+
+@dataclass
+class Located:
+    model: Path
+    engine: str
+    version: str | None
+    culprit: dict | None
+    last_good: dict | None
+    unreadable: list[str]
+    compared: int
+    known: list[dict]
+    notes: list[str]
+    seconds: float
+    steps: int
+
+    def json(self) -> dict:
+        return {"model": str(self.model), "engine": {"name": self.engine, "version": self.version},
+                "culprit": self.culprit, "last_good": self.last_good, "unreadable": self.unreadable,
+                "compared": self.compared, "known": self.known, "notes": self.notes,
+                "seconds": round(self.seconds, 2), "steps": self.steps}
+
+
+def make_inputs(g: Graph, given: str | None, seed: int = 0) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The model's inputs: from an .npz, else seeded random (normal floats; small non-negative integers,
+    which index safely; an unknown dimension is 1, said so)."""
+    import onnx
+
+    notes = []
+    if given:
+        from kb.match.paths import input_file
+
+        p, _ = input_file(given)
+        try:
+            with np.load(p) as z:
+                arrays = {k: z[k] for k in z.files}
+        except Exception as e:  # noqa: BLE001 -- any unreadable file is one line
+            raise KBError(p, f"is not an .npz of input arrays ({type(e).__name__}: {e})", codes.BAD_INPUTS) from None
+        missing = [t for t in g.inputs if t not in arrays]
+        if missing:
+            raise KBError(p, f"has no array for input {missing[0]!r} (it holds {', '.join(arrays) or 'none'})",
+                          codes.BAD_INPUTS)
+        return {t: arrays[t] for t in g.inputs}, notes
+    rng = np.random.default_rng(seed)
+    out = {}
+    for vi in g.model.graph.input:
+        if vi.name not in g.inputs:
+            continue
+        tt = vi.type.tensor_type
+        dims = []
+        for d in tt.shape.dim:
+            if d.HasField("dim_value") and d.dim_value > 0:
+                dims.append(d.dim_value)
+            else:
+                dims.append(1)
+                notes.append(f"input {vi.name!r}: dimension {d.dim_param or '?'} set to 1 (give --inputs to choose)")
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type) if tt.elem_type else np.dtype(np.float32)
+        if dtype.kind == "f":
+            out[vi.name] = rng.standard_normal(dims).astype(dtype)
+        elif dtype.kind == "b":
+            out[vi.name] = rng.integers(0, 2, dims).astype(bool)
+        else:
+            out[vi.name] = rng.integers(0, 4, dims).astype(dtype)
+    return out, notes
+
+
+def _save_model(model: onnx.ModelProto, path: Path) -> Path:
+    import onnx
+
+    large = model.ByteSize() > 1_800_000_000
+    onnx.save(model, str(path), save_as_external_data=large, location=path.name + ".data" if large else None)
+    return path
+
+
+def reference(g: Graph, feed: Path, work: Path, say: Say, timeout: float) -> dict[str, np.ndarray]:
+    """onnxruntime's value of every tensor a node of the main graph writes (Constants aside)."""
+    import onnx
+
+    m = onnx.ModelProto()
+    m.CopyFrom(g.model)
+    have = set(g.outputs)
+    wanted = [t for i, n in enumerate(g.nodes) if n.op_type != "Constant" for t in n.output if t and t not in have]
+    m.graph.output.extend(onnx.ValueInfoProto(name=t) for t in wanted)
+    src = _save_model(m, work / "reference.onnx")
+    out = work / "reference.npz"
+    say("onnxruntime: every intermediate tensor")
+    names = list(dict.fromkeys([*g.outputs, *wanted]))
+    step = child.run_function("onnxruntime reference", f"{WORKER}:onnxruntime", timeout=timeout, model=str(src),
+                              feed=str(feed), out=str(out), outputs=names)
+    if not step.ok or not out.is_file():
+        raise KBError(g.path, f"onnxruntime cannot run it, so there is no reference ({step.fate()}): "
+                              f"{first_error(step.output)}", codes.NO_REFERENCE)
+    return _load_npz(out)[0]
+
+
+def _engine_check(engine: str, version: str | None) -> str | None:
+    from kb.engines import ENGINES as INFO
+    from kb.engines import missing as engine_missing
+    from kb.engines import version as engine_version
+
+    if engine not in ENGINES:
+        raise KBError("--engine", f"kb locate drives {', '.join(ENGINES)}, not {engine!r}", codes.BAD_ENGINE)
+    needs = [engine] + (["ncnn"] if engine in ("onnx2ncnn", "pnnx") else [])
+    for e in needs:
+        if why := engine_missing(e):
+            raise KBError("--engine", why, codes.ENGINE_MISSING)
+    have = engine_version(engine)
+    if version and have and version != have:
+        raise KBError("--engine", f"{engine}=={version} asked for, but {INFO[engine].shown} {have} is what is "
+                                  "installed here", codes.BAD_ENGINE)
+    return have
+
+
+def locate(model: str, engine: str, version: str | None = None, inputs: str | None = None, tol: float = TOL,
+           say: Say | None = None, timeout: float = STEP_TIMEOUT, seed: int = 0) -> Located:
+    started = time.monotonic()
+    say = say or (lambda _: None)
+    have = _engine_check(engine, version)
+    g = load_model(model)
+    arrays, notes = make_inputs(g, inputs, seed)
+    with tempfile.TemporaryDirectory(prefix="kb-locate-") as tmp:
+        work = Path(tmp)
+        feed = work / "inputs.npz"
+        np.savez(feed, **arrays)
+        ref = reference(g, feed, work, say, timeout)
+        runner = Runner(engine, work, say, timeout)
+        floats = [t for t, a in ref.items() if _is_float(a) and t not in g.outputs]
+        src = _save_model(g.model, work / "model.onnx")
+        read = runner.read(g, src, feed, floats)
+        notes += read.notes
+        if read.fate is not None:
+            culprit, last_good, more = bisect(g, ref, feed, work, runner, read.fate, say)
+            notes += more
+            unreadable, compared = [], 0
+        else:
+            culprit, last_good, unreadable, compared = diverged(g, ref, read, tol)
+        known = known_entries(g, culprit, engine) if culprit else []
+        say("done")
+    return Located(g.path, engine, have, culprit, last_good, unreadable, compared, known, notes,
+                   time.monotonic() - started, runner.steps + 1)
+
+
+def _node_detail(g: Graph, i: int, ref: dict[str, np.ndarray]) -> dict:
+    import onnx
+
+    n = g.nodes[i]
+    inits = {t.name: list(t.dims) for t in g.model.graph.initializer}
+    shapes = [{"name": t, "shape": list(ref[t].shape) if t in ref else inits.get(t, _input_shape(g, t))}
+              for t in n.input if t]
+    return {"node": g.node_json(i), "attributes": {a.name: _jsonable(onnx.helper.get_attribute_value(a))
+                                                   for a in n.attribute},
+            "inputs": shapes, "outputs": list(n.output)}
+
+
+def _input_shape(g: Graph, t: str):
+    for vi in g.model.graph.input:
+        if vi.name == t:
+            return [d.dim_value or d.dim_param or None for d in vi.type.tensor_type.shape.dim]
+    return None
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return v.decode(errors="replace")
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    if hasattr(v, "dims"):  # a TensorProto
+        import onnx.numpy_helper
+
+        a = onnx.numpy_helper.to_array(v)
+        return a.tolist() if a.size <= 8 else f"tensor{list(a.shape)}"
+    return f"<{type(v).__name__}>"
+
+
+def diverged(g: Graph, ref: dict[str, np.ndarray], read: Read, tol: float):
+    """(culprit, last_good, unreadable tensors, tensors compared) from one engine run that completed."""
+    got = dict(read.got)
+    if read.by_value:
+        got = _by_value(g, ref, got, tol)
+    status: dict[str, Diff] = {}
+    unreadable: list[str] = []
+    first: tuple[int, str] | None = None
+    for i, n in enumerate(g.nodes):
+        if n.op_type == "Constant":
+            continue
+        for t in n.output:
+            if not t or t not in ref or not _is_float(ref[t]):
+                continue
+            if t not in got:
+                unreadable.append(t)
+                continue
+            d = status[t] = compare(ref[t], got[t], tol)
+            if not d.agrees and first is None:
+                first = (i, t)
+    agreeing = [g.producer[t] for t, d in status.items() if d.agrees and t in g.producer]
+    if first is None:
+        last = max(agreeing, default=None)
+        return None, ({"node": g.node_json(last)} if last is not None else None), unreadable, len(status)
+    i, t = first
+    cleared = 0  # nodes something agreeing was computed from: fine
+    for a in agreeing:
+        cleared |= g.anc[a] | (1 << a)
+    suspects = [k for k in g.ancestors(i) if not cleared >> k & 1 and g.nodes[k].op_type != "Constant"
+                and any(o in unreadable for o in g.nodes[k].output)]
+    culprit_i = i
+    if read.by_value and suspects:
+        # pnnx: the divergence is seen at an output; the culprit is the first node on its path whose inputs
+        # all agree and whose output no blob reproduces
+        ok = {t for t, d in status.items() if d.agrees} | set(g.inputs) | g.consts
+        frontier = [k for k in suspects if all(x in ok for x in g.nodes[k].input if x)]
+        culprit_i = frontier[0] if frontier else suspects[0]
+        suspects = [k for k in suspects if k != culprit_i]
+    d = status[t]
+    culprit = {**_node_detail(g, culprit_i, ref), "kind": d.status, "tensor": t, **d.figures(),
+               "observed_at": g.node_json(i) if culprit_i != i else None,
+               "suspects": [g.node_json(k) for k in suspects]}
+    good = [a for a in agreeing if g.is_ancestor(a, culprit_i)]
+    last_good = None
+    if good:
+        k = max(good)
+        last_good = {"node": g.node_json(k), "tensor": next(o for o in g.nodes[k].output if o in status)}
+    below = [k for k in range(len(g.nodes)) if k <= i or not g.is_ancestor(i, k)]
+    shown_unreadable = [u for u in unreadable if g.producer.get(u) in below]
+    return culprit, last_good, shown_unreadable, len(status)
+
+
+def _by_value(g: Graph, ref: dict[str, np.ndarray], got: dict[str, np.ndarray], tol: float) -> dict[str, np.ndarray]:
+    """pnnx's unnamed blobs, each given to the ONNX tensors whose values it reproduces (same shape up to unit
+    axes, within the tolerance); graph outputs keep their positional blobs."""
+    named = {t: a for t, a in got.items() if not t.startswith("blob:")}
+    pool: dict[tuple, list[np.ndarray]] = {}
+    for t, a in got.items():
+        if t.startswith("blob:"):
+            pool.setdefault(_squeezed(a.shape), []).append(a)
+    for t, r in ref.items():
+        if t in named or not _is_float(r):
+            continue
+        for a in pool.get(_squeezed(r.shape), []):
+            if compare(r, a, tol).agrees:
+                named[t] = a
+                break
+    return named
+
+
+def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner: Runner, fate: Fate, say: Say):
+    """The smallest prefix of the graph (its first k computing nodes in topological order) that fails as the
+    whole model does; its last node is the culprit. Prefixes grow with k, so a failure that a node brings in
+    stays in every longer prefix: binary search, about log2(nodes) conversions."""
+    import onnx
+    from onnx.utils import Extractor
+
+    points = [i for i in range(len(g.nodes)) if g.computed(i)]
+    m = onnx.ModelProto()
+    m.CopyFrom(g.model)
+    known = {vi.name for vi in [*m.graph.value_info, *m.graph.input, *m.graph.output]}
+    for t, a in ref.items():  # Extractor needs a type for every output it is asked for
+        if t not in known:
+            m.graph.value_info.append(onnx.helper.make_tensor_value_info(
+                t, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)))
+    extractor = Extractor(m)
+    tried: dict[int, Fate | None] = {}
+    notes: list[str] = []
+
+    def fails(k: int) -> bool:
+        last = points[k]
+        inside = set(range(last + 1))
+        outs = [t for t in g.nodes[last].output if t]
+        for i in points[:k]:  # the prefix's loose ends: float tensors no node inside consumes
+            for t in g.nodes[i].output:
+                if t and t in ref and _is_float(ref[t]) and not any(c in inside for c in g.consumers.get(t, [])):
+                    outs.append(t)
+        outs = list(dict.fromkeys(outs))
+        needed = {t for o in outs for t in _needed_inputs(g, g.producer[o])}
+        ins = [t for t in g.inputs if t in needed]
+        say(f"bisecting: prefix of {k + 1} of {len(points)} nodes, up to {g.names[last]} ({g.nodes[last].op_type})")
+        try:
+            sub = extractor.extract_model(ins, outs)
+        except Exception as e:  # noqa: BLE001 -- a prefix onnx cannot cut is reported, never fatal
+            notes.append(f"onnx.utils.Extractor could not cut at {g.names[last]}: {type(e).__name__}: {e}")
+            tried[k] = None
+            return False
+        path = _save_model(sub, work / f"prefix-{k + 1}.onnx")
+        sg = Graph.of(sub, path)
+        r = runner.read(sg, path, feed, [])
+        tried[k] = r.fate
+        return fate.same(r.fate)
+
+    lo, hi = -1, len(points) - 1  # prefix lo passes (-1: the empty one), prefix hi fails as the model does
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fails(mid):
+            hi = mid
+        else:
+            lo = mid
+    i = points[hi]
+    culprit = {**_node_detail(g, i, ref), "kind": fate.kind, **fate.json(),
+               "prefix_nodes": sum(1 for k in range(i + 1) if g.nodes[k].op_type != "Constant"),
+               "suspects": []}
+    if hi == len(points) - 1 and len(points) > 1 and lo == hi - 1 and tried.get(lo) is not None:
+        notes.append(f"the prefix without the last node fails another way: {tried[lo].line}")
+    last_good = {"node": g.node_json(points[lo])} if lo >= 0 and tried.get(lo) is None else None
+    return culprit, last_good, notes
+
+
+def _needed_inputs(g: Graph, i: int) -> set[str]:
+    needed = set()
+    for k in [*g.ancestors(i), i]:
+        needed.update(t for t in g.nodes[k].input if t in g.inputs)
+    return needed
+
+
+# -------------------------------------------------------------------------------------------- known or new
+
+def _concerns(engines: list[str], engine: str) -> bool:
+    """An entry of this engine's, or of the ncnn runtime's when neither converter is named (onnx2ncnn and pnnx
+    both end in ncnn, but a converter's bug is its own)."""
+    other = {"onnx2ncnn": "pnnx", "pnnx": "onnx2ncnn"}.get(engine)
+    return engine in engines or (other is not None and "ncnn" in engines and other not in engines)
+
+
+_FITS = {"crash": {"crash"}, "timeout": {"crash"}, "mismatch": {"mismatch", "nan"}, "nan": {"nan", "mismatch"},
+         "shape": {"shape", "mismatch"}}
+
+
+def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
+    """The KB entries concerning `engine` whose trigger pattern matches the culprit or a direct producer or
+    consumer of it: the culprit's own first, then those whose signature kind fits the failure."""
+    from kb.entries import load_all
+    from kb.match.links import page_url
+    from kb.pattern import GraphIndex, match_graph
+
+    i = g.names.index(culprit["node"]["name"])
+    near = {g.names[i]}
+    near |= {g.names[g.producer[t]] for t in g.nodes[i].input if t in g.producer}
+    near |= {g.names[c] for t in g.nodes[i].output for c in g.consumers.get(t, [])}
+    index = GraphIndex(g.model.graph)
+    found = []
+    for e in load_all():
+        if not _concerns(list(e.meta.engines), engine):
+            continue
+        for p in e.meta.trigger:
+            for m in match_graph(p, index):
+                nodes = set(m.nodes.values())
+                if nodes & near:
+                    kinds = {s.kind for s in e.meta.signatures}
+                    fits = bool(kinds & _FITS.get(culprit["kind"], {"log", "crash"}))
+                    found.append({"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug),
+                                  "pattern": p.name, "nodes": m.nodes, "on_culprit": g.names[i] in nodes,
+                                  "fits": fits})
+                    break
+            else:
+                continue
+            break
+    found.sort(key=lambda f: (not f["on_culprit"], not f["fits"], f["id"]))
+    return found
+
+
+# -------------------------------------------------------------------------------------------------- text
+
+def as_text(r: Located) -> str:
+    where = f"{r.engine} {r.version}" if r.version else r.engine
+    lines = []
+    c = r.culprit
+    if c is None:
+        lines.append(f"{r.model}: no divergence on {where}: {r.compared} tensors compared, all within tolerance "
+                     f"({len(r.unreadable)} not readable; {r.seconds:.1f} s)")
+    else:
+        node = f"node {c['node']['name']!r} ({c['node']['op']})"
+        if c["kind"] in ("mismatch", "nan", "shape"):
+            d = Diff(c["kind"], c.get("max_abs"), c.get("max_rel"), c.get("atol"), c.get("nan", 0), c.get("shape"),
+                     c.get("expected_shape"))
+            lines.append(f"{r.model}: on {where}, {node} is the first to diverge "
+                         f"({r.compared} tensors compared; {r.seconds:.1f} s)")
+            at = f" (seen at {c['observed_at']['name']!r}, {c['observed_at']['op']})" if c.get("observed_at") else ""
+            lines.append(f"  output {c['tensor']!r}{at}: {d.text()}")
+        else:
+            lines.append(f"{r.model}: on {where}, {node} is where it fails: {c['kind']} in {c['stage']} "
+                         f"({r.seconds:.1f} s)")
+            how = f"killed by {c['signal']}" if c.get("signal") else c.get("error", "")
+            lines.append(f"  the smallest failing prefix ({c['prefix_nodes']} nodes) ends at it: {how}")
+            if c.get("signal") and c.get("error"):
+                lines.append(f"  last line: {c['error']}")
+        if c["attributes"]:
+            lines.append("  attributes: " + ", ".join(f"{k}={v}" for k, v in c["attributes"].items()))
+        lines.append("  inputs: " + ", ".join(f"{x['name']} {x['shape']}" for x in c["inputs"]))
+        if c.get("suspects"):
+            lines.append("  it may start earlier, in nodes whose output could not be read: "
+                         + ", ".join(f"{s['name']} ({s['op']})" for s in c["suspects"]))
+        if r.last_good:
+            lines.append(f"last node that agreed: {r.last_good['node']['name']!r} ({r.last_good['node']['op']})")
+        if r.known:
+            for k in r.known:
+                rel = "describes this" if k["on_culprit"] else "matches next to it"
+                lines.append(f"{k['id']} {rel} ({k['title']}): {k['url']}")
+        else:
+            lines.append("no known entry: a new problem? (kb new SLUG --engine ...)")
+    if r.unreadable:
+        shown = ", ".join(r.unreadable[:8]) + (f", … (+{len(r.unreadable) - 8})" if len(r.unreadable) > 8 else "")
+        lines.append(f"not readable (fused away or renamed): {shown}")
+    lines += [f"note: {n}" for n in r.notes]
+    return "\n".join(lines)
+
+
+def command(model: str, engine: str, inputs: str | None, as_json: bool, tol: float, timeout: float,
+            progress=None) -> int:
+    """`kb locate`: print the result; 1 when a culprit is found, 0 when every tensor agrees."""
+    from kb.match.status import parse_engines
+
+    wanted = parse_engines([engine])[0]  # one line for a malformed or unknown engine
+    ctx = progress if progress is not None else nullcontext()
+    with ctx:
+        task = progress.add_task("kb locate", total=None) if progress is not None else None
+        say = (lambda s: progress.update(task, description=s)) if progress is not None else None
+        r = locate(model, wanted.engine, wanted.version, inputs, tol, say, timeout)
+    print(json.dumps(r.json(), indent=1) if as_json else as_text(r))
+    return codes.FOUND if r.culprit else codes.NOTHING_FOUND
