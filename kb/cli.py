@@ -237,7 +237,7 @@ def locate(
     from kb.locate import command
 
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
-                        transient=True)
+                        transient=True) if err.is_terminal else None  # a log gets no progress lines
     raise typer.Exit(command(model, engine, inputs, as_json, tol, timeout, progress))
 
 

@@ -24,10 +24,11 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -230,15 +231,19 @@ class Fate:
         if other is None or self.stage != other.stage or self.kind != other.kind:
             return False
         if self.signal or self.kind == "timeout":
-            return self.signal == other.signal
+            return self.signal == other.signal or {self.signal, other.signal} <= MEMORY
         return _normal(self.line) == _normal(other.line)
 
     def json(self) -> dict:
         return {"stage": self.stage, "signal": self.signal, "error": self.line, "step": self.step}
 
 
+# Signals of one memory error: the same out-of-bounds write kills the process with SIGSEGV in one run and, once
+# glibc's heap checks see the damage first ("malloc_consolidate(): unaligned fastbin chunk"), SIGABRT in the
+# next, or SIGBUS; the KB's crash signatures group them the same way (SIGSEGV|SIGBUS|SIGABRT).
+MEMORY = {"SIGSEGV", "SIGBUS", "SIGABRT"}
 _ERROR = re.compile(r"error|fail|not support|unsupport|not exist|abort|exception|invalid|can't|cannot|"
-                    r"segmentation|terminate|assert|unknown|illegal", re.I)
+                    r"segmentation|terminate|assert|unknown|illegal", re.IGNORECASE)
 _NOISE = [re.compile(p) for p in (r"^\[\d\d:\d\d:\d\d\]\s*", r"^\S+\.(?:cpp|cc|hpp|h):\d+:?\s*", r"^:\d+:\s*")]
 
 
@@ -258,7 +263,7 @@ def _clean(line: str) -> str:
 
 def _normal(line: str) -> str:
     """An error line without what differs between prefixes of one graph: numbers, quoted names."""
-    line = re.sub(r"(['\"`]).*?\1", "'…'", line)
+    line = re.sub(r"(?<!\w)(['\"`])[^'\"`]*\1", "'…'", line)
     return re.sub(r"\d+", "#", line).strip().lower()
 
 
@@ -327,18 +332,21 @@ class Runner:
         for t in wanted:
             if t not in kept and t not in g.outputs:
                 r.unreadable[t] = "not in the converted model (fused or renamed by mnnconvert)"
+        why = ""  # why reading the intermediates failed, once it has
         for outputs in ([*g.outputs, *inner], list(g.outputs)) if inner else (list(g.outputs),):
             out = self.work / f"{model.stem}.mnn-{len(outputs)}.npz"
             step = self.fn(f"MNN run {dst.name} ({len(outputs)} tensors)", "mnn_run", model=str(dst), feed=str(feed),
                            out=str(out), inputs=list(g.inputs), outputs=outputs)
             if step.ok and out.is_file():
+                r.fate = None
                 r.got, failed = _load_npz(out)
                 r.unreadable.update(failed)
-                if len(outputs) < len(inner) + len(g.outputs):
-                    for t in inner:
-                        r.unreadable[t] = f"MNN could not run with the intermediate outputs ({fate_line})"
+                if why:
+                    r.notes.append(f"MNN could not run with the intermediate tensors as outputs ({why}); only the "
+                                   "graph outputs were read")
+                    r.unreadable.update({t: f"MNN could not run with it as an output ({why})" for t in inner})
                 return r
-            fate_line = first_error(step.output) or step.fate()
+            why = first_error(step.output) or step.fate()
             r.fate = _fate(step, "run")
         return r
 
@@ -410,22 +418,23 @@ class Runner:
         if not r.by_value:
             out_blobs = [b for b in out_blobs if b in g.outputs or b in wanted]
         final = [b for b in out_blobs if named.get(b) in g.outputs]
+        why = ""  # why extracting the intermediates failed, once it has
         for chosen in (out_blobs, final) if len(final) < len(out_blobs) else (out_blobs,):
             out = self.work / f"{param.stem}.ncnn-{len(chosen)}.npz"
             step = self.fn(f"ncnn run {param.name} ({len(chosen)} blobs)", "ncnn_blobs", param=str(param),
                            bin=str(bin), feed=str(feed), out=str(out), blobs_in=inputs, axes_in=axes, blobs_out=chosen)
             if step.ok and out.is_file():
+                r.fate = None
                 got, failed = _load_npz(out)
                 r.got = {named.get(b, f"blob:{b}"): a for b, a in got.items()}
                 r.unreadable.update({named.get(b, b): why for b, why in failed.items() if b in named})
-                if chosen is final:
-                    r.notes.append(f"ncnn failed extracting the intermediate blobs ({first_error(fate_out)}); "
-                                   "only the outputs were read")
+                if why:
+                    r.notes.append(f"ncnn failed extracting the intermediate blobs ({why}); only the outputs were read")
                 for t in wanted:
                     if t not in r.got and t not in r.unreadable and not r.by_value:
                         r.unreadable[t] = "no blob of that name (fused or renamed by the converter)"
                 return r
-            fate_out = step.output
+            why = first_error(step.output) or step.fate()
             loaded = "load_param failed" not in step.output and "load_model failed" not in step.output
             r.fate = _fate(step, "run" if loaded else "load")
             if not loaded:
@@ -493,7 +502,7 @@ def make_inputs(g: Graph, given: str | None, seed: int = 0) -> tuple[dict[str, n
             with np.load(p) as z:
                 arrays = {k: z[k] for k in z.files}
         except Exception as e:  # noqa: BLE001 -- any unreadable file is one line
-            raise KBError(p, f"is not an .npz of input arrays ({type(e).__name__}: {e})", codes.BAD_INPUTS) from None
+            raise KBError(p, f"is not an .npz of input arrays ({type(e).__name__})", codes.BAD_INPUTS) from None
         missing = [t for t in g.inputs if t not in arrays]
         if missing:
             raise KBError(p, f"has no array for input {missing[0]!r} (it holds {', '.join(arrays) or 'none'})",
@@ -569,19 +578,38 @@ def _engine_check(engine: str, version: str | None) -> str | None:
     return have
 
 
-def locate(model: str, engine: str, version: str | None = None, inputs: str | None = None, tol: float = TOL,
-           say: Say | None = None, timeout: float = STEP_TIMEOUT, seed: int = 0) -> Located:
+@dataclass
+class Prepared:
+    """A model and inputs checked before anything runs: bad input fails in one line, and fast."""
+
+    g: Graph
+    engine: str
+    version: str | None
+    arrays: dict[str, np.ndarray]
+    notes: list[str]
+    started: float
+
+
+def prepare(model: str, engine: str, version: str | None = None, inputs: str | None = None, seed: int = 0) -> Prepared:
     started = time.monotonic()
-    say = say or (lambda _: None)
     have = _engine_check(engine, version)
     g = load_model(model)
     arrays, notes = make_inputs(g, inputs, seed)
+    return Prepared(g, engine, have, arrays, notes, started)
+
+
+def locate(model: str | Prepared, engine: str = "", version: str | None = None, inputs: str | None = None,
+           tol: float = TOL, say: Say | None = None, timeout: float = STEP_TIMEOUT, seed: int = 0) -> Located:
+    """Locate where `engine` goes wrong on `model` (see the module's docstring)."""
+    p = model if isinstance(model, Prepared) else prepare(model, engine, version, inputs, seed)
+    say = say or (lambda _: None)
+    g, notes = p.g, list(p.notes)
     with tempfile.TemporaryDirectory(prefix="kb-locate-") as tmp:
         work = Path(tmp)
         feed = work / "inputs.npz"
-        np.savez(feed, **arrays)
+        np.savez(feed, **p.arrays)
         ref = reference(g, feed, work, say, timeout)
-        runner = Runner(engine, work, say, timeout)
+        runner = Runner(p.engine, work, say, timeout)
         floats = [t for t, a in ref.items() if _is_float(a) and t not in g.outputs]
         src = _save_model(g.model, work / "model.onnx")
         read = runner.read(g, src, feed, floats)
@@ -592,10 +620,9 @@ def locate(model: str, engine: str, version: str | None = None, inputs: str | No
             unreadable, compared = [], 0
         else:
             culprit, last_good, unreadable, compared = diverged(g, ref, read, tol)
-        known = known_entries(g, culprit, engine) if culprit else []
-        say("done")
-    return Located(g.path, engine, have, culprit, last_good, unreadable, compared, known, notes,
-                   time.monotonic() - started, runner.steps + 1)
+        known = known_entries(g, culprit, p.engine) if culprit else []
+    return Located(g.path, p.engine, p.version, culprit, last_good, unreadable, compared, known, notes,
+                   time.monotonic() - p.started, runner.steps + 1)
 
 
 def _node_detail(g: Graph, i: int, ref: dict[str, np.ndarray]) -> dict:
@@ -753,12 +780,17 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
         else:
             lo = mid
     i = points[hi]
-    culprit = {**_node_detail(g, i, ref), "kind": fate.kind, **fate.json(),
+    own = tried.get(hi) or fate  # the smallest failing prefix's own failure (the whole model's, if none smaller)
+    culprit = {**_node_detail(g, i, ref), "kind": own.kind, **own.json(),
                "prefix_nodes": sum(1 for k in range(i + 1) if g.nodes[k].op_type != "Constant"),
                "suspects": []}
     if hi == len(points) - 1 and len(points) > 1 and lo == hi - 1 and tried.get(lo) is not None:
         notes.append(f"the prefix without the last node fails another way: {tried[lo].line}")
-    last_good = {"node": g.node_json(points[lo])} if lo >= 0 and tried.get(lo) is None else None
+    last_good = None
+    if lo >= 0:  # the longest prefix that does not fail this way (it may fail another way: said so)
+        last_good = {"node": g.node_json(points[lo])}
+        if tried.get(lo) is not None:
+            last_good["fails_otherwise"] = tried[lo].json()
     return culprit, last_good, notes
 
 
@@ -778,8 +810,17 @@ def _concerns(engines: list[str], engine: str) -> bool:
     return engine in engines or (other is not None and "ncnn" in engines and other not in engines)
 
 
-_FITS = {"crash": {"crash"}, "timeout": {"crash"}, "mismatch": {"mismatch", "nan"}, "nan": {"nan", "mismatch"},
-         "shape": {"shape", "mismatch"}}
+_KINDS = {"crash": {"crash"}, "timeout": {"crash"}, "mismatch": {"mismatch", "nan"}, "nan": {"nan", "mismatch"},
+          "shape": {"shape", "mismatch"}}  # a failure kind -> the signature kinds that describe it; errors: log
+_STEPS = {"convert": {"mnnconvert", "onnx2ncnn", "pnnx"}, "load": {"MNN", "ncnn"}, "run": {"MNN", "ncnn"}}
+
+
+def _fits(signatures, culprit: dict) -> bool:
+    """A signature of the entry describes this failure: its kind, in the step that failed (values are wrong
+    in the runtime's step); a signature naming no step fits any."""
+    kinds = _KINDS.get(culprit["kind"], {"log", "crash"})
+    steps = _STEPS.get(culprit.get("stage", "run"), set())
+    return any(s.kind in kinds and (s.step is None or s.step in steps) for s in signatures)
 
 
 def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
@@ -802,8 +843,7 @@ def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
             for m in match_graph(p, index):
                 nodes = set(m.nodes.values())
                 if nodes & near:
-                    kinds = {s.kind for s in e.meta.signatures}
-                    fits = bool(kinds & _FITS.get(culprit["kind"], {"log", "crash"}))
+                    fits = _fits(e.meta.signatures, culprit)
                     found.append({"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug),
                                   "pattern": p.name, "nodes": m.nodes, "on_culprit": g.names[i] in nodes,
                                   "fits": fits})
@@ -850,7 +890,9 @@ def as_text(r: Located) -> str:
             lines.append(f"last node that agreed: {r.last_good['node']['name']!r} ({r.last_good['node']['op']})")
         if r.known:
             for k in r.known:
-                rel = "describes this" if k["on_culprit"] else "matches next to it"
+                rel = ("describes this" if k["on_culprit"] and k["fits"] else
+                       "matches this node, but describes another failure" if k["on_culprit"] else
+                       "matches next to it" + ("" if k["fits"] else ", and describes another failure"))
                 lines.append(f"{k['id']} {rel} ({k['title']}): {k['url']}")
         else:
             lines.append("no known entry: a new problem? (kb new SLUG --engine ...)")
@@ -863,14 +905,15 @@ def as_text(r: Located) -> str:
 
 def command(model: str, engine: str, inputs: str | None, as_json: bool, tol: float, timeout: float,
             progress=None) -> int:
-    """`kb locate`: print the result; 1 when a culprit is found, 0 when every tensor agrees."""
+    """`kb locate`: print the result; 1 when a culprit is found, 0 when every tensor agrees. `progress`: a
+    rich Progress, shown while the steps run (bad input is reported before it starts)."""
     from kb.match.status import parse_engines
 
     wanted = parse_engines([engine])[0]  # one line for a malformed or unknown engine
-    ctx = progress if progress is not None else nullcontext()
-    with ctx:
+    prepared = prepare(model, wanted.engine, wanted.version, inputs)
+    with progress if progress is not None else nullcontext():
         task = progress.add_task("kb locate", total=None) if progress is not None else None
         say = (lambda s: progress.update(task, description=s)) if progress is not None else None
-        r = locate(model, wanted.engine, wanted.version, inputs, tol, say, timeout)
+        r = locate(prepared, tol=tol, say=say, timeout=timeout)
     print(json.dumps(r.json(), indent=1) if as_json else as_text(r))
     return codes.FOUND if r.culprit else codes.NOTHING_FOUND

@@ -50,8 +50,8 @@ def mnn_names(model: str, out: str) -> None:
 def mnn_run(model: str, feed: str, out: str, inputs: list[str], outputs: list[str]) -> None:
     """The Module API with `outputs` (graph outputs and intermediate tensors alike), fed `inputs` from `feed`."""
     import MNN.expr as F
-    import MNN.nn as nn
     import numpy as np
+    from MNN import nn
 
     arrays = _feed(feed)
     net = nn.load_module_from_file(model, inputs, outputs)
