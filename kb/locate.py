@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 ENGINES = ("mnn", "onnx2ncnn", "pnnx")
 STEP_TIMEOUT = 180.0  # seconds for one engine step (a convert, a run)
 TOL = 1e-4  # see tolerance()
+CONFIRMS = 5  # divergent intermediate tensors re-read alone before one is believed
 WORKER = "kb.workers.locate"
 Say = Callable[[str], None]
 
@@ -143,7 +144,9 @@ def tolerance(ref: np.ndarray, tol: float = TOL) -> float:
     (values near 0 lose nothing worth reporting). `tol` = 1e-4 of that magnitude leaves room for
     reductions over a few thousand terms, and stays two orders of magnitude below what conversion bugs
     do (a wrong constant or axis: 1e-2 of the magnitude and up). Half-precision references (float16,
-    bfloat16: about 3 digits) get 1e-2 instead."""
+    bfloat16: about 3 digits) get 1e-2 instead. Integers and booleans must be exact."""
+    if ref.dtype.kind in "iub":
+        return 0.0  # indices, counts, masks: exact
     finite = np.abs(ref[np.isfinite(ref)])
     scale = max(1.0, float(finite.max())) if finite.size else 1.0
     half = ref.dtype == np.float16 or str(ref.dtype) == "bfloat16"
@@ -300,6 +303,7 @@ class Runner:
     def __init__(self, engine: str, work: Path, say: Say, timeout: float = STEP_TIMEOUT):
         self.engine, self.work, self.say, self.timeout = engine, work, say, timeout
         self.steps = 0
+        self.again: Callable[[list[str]], dict[str, np.ndarray]] | None = None  # re-read the last model converted
 
     def fn(self, name: str, target: str, **kw) -> child.StepResult:
         self.steps += 1
@@ -316,12 +320,14 @@ class Runner:
         from kb.engines.mnn import convert_step
 
         dst = model.with_suffix(".mnn")
+        self.again = None
         self.steps += 1
         self.say(f"mnnconvert {model.name}")
         step = convert_step(model, dst, timeout=self.timeout)
         if fate := _fate(step, "convert", missing=not dst.is_file()):
             return Read(fate)
         r = Read()
+        self.again = lambda tensors: self._mnn_read(dst, g, feed, tensors)
         names_file = self.work / f"{model.stem}.mnn-names.json"
         step = self.fn(f"MNN tensor names of {dst.name}", "mnn_names", model=str(dst), out=str(names_file))
         kept = set(json.loads(names_file.read_text())) if step.ok and names_file.is_file() else set()
@@ -349,6 +355,16 @@ class Runner:
             why = first_error(step.output) or step.fate()
             r.fate = _fate(step, "run")
         return r
+
+    def _mnn_read(self, dst: Path, g: Graph, feed: Path, tensors: list[str]) -> dict[str, np.ndarray]:
+        out = self.work / f"{dst.stem}.again-{self.steps}.npz"
+        step = self.fn(f"MNN run {dst.name} ({', '.join(tensors)} alone)", "mnn_run", model=str(dst), feed=str(feed),
+                       out=str(out), inputs=list(g.inputs), outputs=tensors)
+        return _load_npz(out)[0] if step.ok and out.is_file() else {}
+
+    def reread(self, tensors: list[str]) -> dict[str, np.ndarray]:
+        """The same converted model run again with only `tensors` as outputs ({} where that cannot be done)."""
+        return self.again(tensors) if self.again else {}
 
     # -- onnx2ncnn: .param/.bin, then ncnn extracts every blob named after an ONNX tensor
     def _onnx2ncnn(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
@@ -415,6 +431,7 @@ class Runner:
             r.fate = Fate("load", "load-error", None, f"no input blob for {', '.join(missing)}", str(param))
             return r
         out_blobs = [b for b in blobs if b not in inputs]
+        self.again = None if r.by_value else lambda tensors: self._ncnn_read(param, bin, feed, inputs, axes, tensors)
         if not r.by_value:
             out_blobs = [b for b in out_blobs if b in g.outputs or b in wanted]
         final = [b for b in out_blobs if named.get(b) in g.outputs]
@@ -440,6 +457,14 @@ class Runner:
             if not loaded:
                 break
         return r
+
+
+    def _ncnn_read(self, param: Path, bin: Path, feed: Path, inputs: dict, axes: dict,
+                   tensors: list[str]) -> dict[str, np.ndarray]:
+        out = self.work / f"{param.stem}.again-{self.steps}.npz"
+        step = self.fn(f"ncnn run {param.name} ({', '.join(tensors)} alone)", "ncnn_blobs", param=str(param),
+                       bin=str(bin), feed=str(feed), out=str(out), blobs_in=inputs, axes_in=axes, blobs_out=tensors)
+        return _load_npz(out)[0] if step.ok and out.is_file() else {}
 
 
 def _pnnx_type(dtype) -> str:
@@ -610,9 +635,9 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
         np.savez(feed, **p.arrays)
         ref = reference(g, feed, work, say, timeout)
         runner = Runner(p.engine, work, say, timeout)
-        floats = [t for t, a in ref.items() if _is_float(a) and t not in g.outputs]
+        tensors = [t for t, a in ref.items() if a.dtype.kind in "fiub" and t not in g.outputs]
         src = _save_model(g.model, work / "model.onnx")
-        read = runner.read(g, src, feed, floats)
+        read = runner.read(g, src, feed, tensors)
         notes += read.notes
         if read.fate is not None:
             culprit, last_good, more = bisect(g, ref, feed, work, runner, read.fate, say)
@@ -620,6 +645,21 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
             unreadable, compared = [], 0
         else:
             culprit, last_good, unreadable, compared = diverged(g, ref, read, tol)
+            for _ in range(CONFIRMS):
+                if culprit is None or culprit["tensor"] in g.outputs or not runner.again:
+                    break
+                # Read alone, an intermediate tensor is what the engine computes: read with many others, it
+                # may not be (MNN reuses a requested tensor's memory for a later in-place op: a Gemm's output
+                # read back rounded by the Round after it). Only a divergence that stays is reported.
+                t = culprit["tensor"]
+                say(f"confirming {t}")
+                alone = runner.reread([t]).get(t)
+                if alone is None or not compare(ref[t], alone, tol).agrees:
+                    break
+                read.got[t] = alone
+                notes.append(f"{t}: read with the other tensors it diverged, read alone it agrees (an artifact of "
+                             "reading many tensors at once)")
+                culprit, last_good, unreadable, compared = diverged(g, ref, read, tol)
         known = known_entries(g, culprit, p.engine) if culprit else []
     return Located(g.path, p.engine, p.version, culprit, last_good, unreadable, compared, known, notes,
                    time.monotonic() - p.started, runner.steps + 1)
@@ -671,12 +711,18 @@ def diverged(g: Graph, ref: dict[str, np.ndarray], read: Read, tol: float):
         if n.op_type == "Constant":
             continue
         for t in n.output:
-            if not t or t not in ref or not _is_float(ref[t]):
+            if not t or t not in ref or ref[t].dtype.kind not in "fiub":
                 continue
             if t not in got:
-                unreadable.append(t)
+                if _is_float(ref[t]):  # integers inside the graph are mostly shapes, which engines fold away
+                    unreadable.append(t)
                 continue
-            d = status[t] = compare(ref[t], got[t], tol)
+            d = compare(ref[t], got[t], tol)
+            if not d.agrees and t not in g.outputs and (later := _moved(g, ref, t, got[t], tol)):
+                unreadable.append(t)  # the engine's tensor of that name holds a later one's value
+                read.unreadable[t] = f"the converted model's tensor of that name holds {later!r}"
+                continue
+            status[t] = d
             if not d.agrees and first is None:
                 first = (i, t)
     agreeing = [g.producer[t] for t, d in status.items() if d.agrees and t in g.producer]
@@ -687,8 +733,8 @@ def diverged(g: Graph, ref: dict[str, np.ndarray], read: Read, tol: float):
     cleared = 0  # nodes something agreeing was computed from: fine
     for a in agreeing:
         cleared |= g.anc[a] | (1 << a)
-    suspects = [k for k in g.ancestors(i) if not cleared >> k & 1 and g.nodes[k].op_type != "Constant"
-                and any(o in unreadable for o in g.nodes[k].output)]
+    suspects = [k for k in g.ancestors(i) if not cleared >> k & 1 and g.computed(k)
+                and not any(o in status for o in g.nodes[k].output)]
     culprit_i = i
     if read.by_value and suspects:
         # pnnx: the divergence is seen at an output; the culprit is the first node on its path whose inputs
@@ -709,6 +755,19 @@ def diverged(g: Graph, ref: dict[str, np.ndarray], read: Read, tol: float):
     below = [k for k in range(len(g.nodes)) if k <= i or not g.is_ancestor(i, k)]
     shown_unreadable = [u for u in unreadable if g.producer.get(u) in below]
     return culprit, last_good, shown_unreadable, len(status)
+
+
+def _moved(g: Graph, ref: dict[str, np.ndarray], t: str, got: np.ndarray, tol: float, hops: int = 2) -> str | None:
+    """The tensor a few nodes downstream of `t` whose value the engine's `t` holds, if any: a converter that
+    fuses a node into its producer may give the fused result the producer's name (mnnconvert names a Gemm's
+    output after fusing the Round that follows into it), which is a renaming, not a wrong value."""
+    frontier = [t]
+    for _ in range(hops):
+        frontier = [o for x in frontier for c in g.consumers.get(x, []) for o in g.nodes[c].output if o in ref]
+        for o in frontier:
+            if _is_float(ref[o]) and _squeezed(ref[o].shape) == _squeezed(ref[t].shape) and compare(ref[o], got, tol).agrees:
+                return o
+    return None
 
 
 def _by_value(g: Graph, ref: dict[str, np.ndarray], got: dict[str, np.ndarray], tol: float) -> dict[str, np.ndarray]:

@@ -143,18 +143,18 @@ def chain(n: int, op: str = "Relu") -> L.Graph:
     return L.Graph.of(helper.make_model(g), Path("chain.onnx"))
 
 
-REF = {f"t{i}": np.arange(4, dtype=np.float32) + i for i in range(4)}
+REF = {f"t{i}": np.arange(4, dtype=np.float32) * (i + 1) for i in range(4)}
 
 
 def engine_gave(**tensors):
-    """Engine results: a tensor off by 1 where its value is "bad", as the reference where "ok"."""
-    return L.Read(got={t: REF[t] + (1.0 if v == "bad" else 0.0) for t, v in tensors.items()})
+    """Engine results: a tensor off by 100 where its value is "bad", as the reference where "ok"."""
+    return L.Read(got={t: REF[t] + (100.0 if v == "bad" else 0.0) for t, v in tensors.items()})
 
 
 def test_the_culprit_is_the_first_divergent_node_not_one_downstream():
     culprit, last_good, unreadable, compared = L.diverged(chain(4), REF, engine_gave(t0="ok", t1="bad", t2="bad",
                                                                                       t3="bad"), L.TOL)
-    assert culprit["node"]["name"] == "n1" and culprit["max_abs"] == 1.0
+    assert culprit["node"]["name"] == "n1" and culprit["max_abs"] == 100.0
     assert last_good["node"]["name"] == "n0" and compared == 4 and unreadable == []
 
 
@@ -169,6 +169,13 @@ def test_an_unreadable_node_before_the_divergence_is_a_suspect():
     assert culprit["node"]["name"] == "n3"
     assert [s["name"] for s in culprit["suspects"]] == ["n1", "n2"]
     assert last_good["node"]["name"] == "n0"
+
+
+def test_a_name_that_moved_to_a_later_tensor_is_unreadable_not_wrong():
+    """mnnconvert fuses a Round into the Gemm before it and names the result after the Gemm's output."""
+    read = L.Read(got={"t0": REF["t0"], "t1": REF["t2"], "t2": REF["t2"], "t3": REF["t3"] + 100})
+    culprit, _, unreadable, _ = L.diverged(chain(4), REF, read, L.TOL)
+    assert culprit["node"]["name"] == "n3" and unreadable == ["t1"] and "'t2'" in read.unreadable["t1"]
 
 
 def test_the_tolerance_scales_with_magnitude_and_never_goes_below_atol():
