@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import onnx
 
 ENGINES = ("mnn", "onnx2ncnn", "pnnx")
+FLOAT_TYPES = (1, 10, 11, 16)  # onnx.TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16
 STEP_TIMEOUT = 180.0  # seconds for one engine step (a convert, a run)
 TOL = 1e-4  # see tolerance()
 CONFIRMS = 5  # divergent intermediate tensors re-read alone before one is believed
@@ -65,6 +66,7 @@ class Graph:
     consts: set[str] = field(default_factory=set)  # initializers and Constant outputs
     anc: list[int] = field(default_factory=list)  # node i -> bit set of the nodes it depends on
     _live: list[bool] | None = None
+    external: set[str] = field(default_factory=set)  # the external data files the model file names
 
     @classmethod
     def of(cls, model: onnx.ModelProto, path: Path) -> Graph:
@@ -126,11 +128,14 @@ def load_model(path: str) -> Graph:
         raise KBError(path, "is not an ONNX model (kb locate converts ONNX; export it to ONNX first)",
                       codes.NOT_A_MODEL)
     model = loaded.model
-    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+    external = _external_files(model)
+    if external:
         onnx.load_external_data_for_model(model, str(loaded.path.parent))
     if not any(n.op_type for n in model.graph.node):
         raise KBError(path, "has no nodes to locate anything in", codes.NOT_A_MODEL)
-    return Graph.of(model, loaded.path)
+    g = Graph.of(model, loaded.path)
+    g.external = external
+    return g
 
 
 # ----------------------------------------------------------------------------------------- the comparison
@@ -319,7 +324,7 @@ class Runner:
     def _mnn(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
         from kb.engines.mnn import convert_step
 
-        dst = model.with_suffix(".mnn")
+        dst = self.work / f"{model.stem}.mnn"  # never beside the user's model
         self.again = None
         self.steps += 1
         self.say(f"mnnconvert {model.name}")
@@ -370,7 +375,7 @@ class Runner:
     def _onnx2ncnn(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
         from kb.engines.onnx2ncnn import _tool
 
-        param, bin = model.with_suffix(".param"), model.with_suffix(".bin")
+        param, bin = self.work / f"{model.stem}.param", self.work / f"{model.stem}.bin"
         self.steps += 1
         self.say(f"onnx2ncnn {model.name}")
         step = child.run_command(f"onnx2ncnn {model.name}", [_tool(), str(model), str(param), str(bin)],
@@ -396,6 +401,10 @@ class Runner:
         work.mkdir(exist_ok=True)
         src = work / model.name
         shutil.copy(model, src)
+        for data in g.external:  # pnnx reads them beside the model
+            if (model.parent / data).is_file() and not (work / data).exists():
+                (work / data).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(model.parent / data, work / data)
         with np.load(feed) as z:
             shapes = ",".join(f"[{','.join(map(str, z[t].shape))}]{_pnnx_type(z[t].dtype)}" for t in g.inputs)
         param, bin, py = work / f"{src.stem}.ncnn.param", work / f"{src.stem}.ncnn.bin", work / f"{src.stem}_ncnn.py"
@@ -465,6 +474,13 @@ class Runner:
         step = self.fn(f"ncnn run {param.name} ({', '.join(tensors)} alone)", "ncnn_blobs", param=str(param),
                        bin=str(bin), feed=str(feed), out=str(out), blobs_in=inputs, axes_in=axes, blobs_out=tensors)
         return _load_npz(out)[0] if step.ok and out.is_file() else {}
+
+
+def _external_files(model: onnx.ModelProto) -> set[str]:
+    import onnx
+
+    return {e.value for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL
+            for e in t.external_data if e.key == "location"}
 
 
 def _pnnx_type(dtype) -> str:
@@ -564,8 +580,9 @@ def _save_model(model: onnx.ModelProto, path: Path) -> Path:
     return path
 
 
-def reference(g: Graph, feed: Path, work: Path, say: Say, timeout: float) -> dict[str, np.ndarray]:
-    """onnxruntime's value of every tensor a node of the main graph writes (Constants aside)."""
+def reference(g: Graph, feed: Path, work: Path, say: Say, timeout: float) -> tuple[dict[str, np.ndarray], str]:
+    """onnxruntime's value of every tensor a node of the main graph writes (Constants aside); or nothing, and
+    why (a custom op): a failing engine can still be bisected then, but no value compared."""
     import onnx
 
     m = onnx.ModelProto()
@@ -580,9 +597,8 @@ def reference(g: Graph, feed: Path, work: Path, say: Say, timeout: float) -> dic
     step = child.run_function("onnxruntime reference", f"{WORKER}:onnxruntime", timeout=timeout, model=str(src),
                               feed=str(feed), out=str(out), outputs=names)
     if not step.ok or not out.is_file():
-        raise KBError(g.path, f"onnxruntime cannot run it, so there is no reference ({step.fate()}): "
-                              f"{first_error(step.output)}", codes.NO_REFERENCE)
-    return _load_npz(out)[0]
+        return {}, f"onnxruntime cannot run it ({step.fate()}): {first_error(step.output)}"
+    return _load_npz(out)[0], ""
 
 
 def _engine_check(engine: str, version: str | None) -> str | None:
@@ -633,12 +649,16 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
         work = Path(tmp)
         feed = work / "inputs.npz"
         np.savez(feed, **p.arrays)
-        ref = reference(g, feed, work, say, timeout)
+        ref, no_ref = reference(g, feed, work, say, timeout)
         runner = Runner(p.engine, work, say, timeout)
         tensors = [t for t, a in ref.items() if a.dtype.kind in "fiub" and t not in g.outputs]
-        src = _save_model(g.model, work / "model.onnx")
-        read = runner.read(g, src, feed, tensors)
+        read = runner.read(g, g.path, feed, tensors)  # the user's own file (its external data too), as given
         notes += read.notes
+        if no_ref and read.fate is None:
+            raise KBError(g.path, f"{p.engine} runs it, but there is no reference to compare with: {no_ref}",
+                          codes.NO_REFERENCE)
+        if no_ref:
+            notes.append(f"no reference values ({no_ref}); the failure is bisected all the same")
         if read.fate is not None:
             culprit, last_good, more = bisect(g, ref, feed, work, runner, read.fate, say)
             notes += more
@@ -660,7 +680,7 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
                 notes.append(f"{t}: read with the other tensors it diverged, read alone it agrees (an artifact of "
                              "reading many tensors at once)")
                 culprit, last_good, unreadable, compared = diverged(g, ref, read, tol)
-        known = known_entries(g, culprit, p.engine) if culprit else []
+        known = known_entries(g, culprit, p.engine) if culprit and culprit["node"] else []
     return Located(g.path, p.engine, p.version, culprit, last_good, unreadable, compared, known, notes,
                    time.monotonic() - p.started, runner.steps + 1)
 
@@ -798,11 +818,19 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
     points = [i for i in range(len(g.nodes)) if g.computed(i)]
     m = onnx.ModelProto()
     m.CopyFrom(g.model)
+    if not ref:  # no reference (a custom op onnxruntime lacks): the types shape inference finds
+        m = onnx.shape_inference.infer_shapes(m)
     known = {vi.name for vi in [*m.graph.value_info, *m.graph.input, *m.graph.output]}
-    for t, a in ref.items():  # Extractor needs a type for every output it is asked for
-        if t not in known:
-            m.graph.value_info.append(onnx.helper.make_tensor_value_info(
-                t, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)))
+    floats = {vi.name for vi in m.graph.value_info if vi.type.tensor_type.elem_type in FLOAT_TYPES}
+    floats |= {t for t, a in ref.items() if _is_float(a)}
+    for n in g.nodes:  # Extractor needs a type for every output it is asked for
+        for t in n.output:
+            if t and t not in known:
+                a = ref.get(t)
+                m.graph.value_info.append(onnx.helper.make_tensor_value_info(
+                    t, onnx.helper.np_dtype_to_tensor_dtype(a.dtype) if a is not None else onnx.TensorProto.FLOAT,
+                    list(a.shape) if a is not None else None))
+                known.add(t)
     extractor = Extractor(m)
     tried: dict[int, Fate | None] = {}
     notes: list[str] = []
@@ -813,7 +841,7 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
         outs = [t for t in g.nodes[last].output if t]
         for i in points[:k]:  # the prefix's loose ends: float tensors no node inside consumes
             for t in g.nodes[i].output:
-                if t and t in ref and _is_float(ref[t]) and not any(c in inside for c in g.consumers.get(t, [])):
+                if t and t in floats and not any(c in inside for c in g.consumers.get(t, [])):
                     outs.append(t)
         outs = list(dict.fromkeys(outs))
         needed = {t for o in outs for t in _needed_inputs(g, g.producer[o])}
@@ -832,6 +860,14 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
         return fate.same(r.fate)
 
     lo, hi = -1, len(points) - 1  # prefix lo passes (-1: the empty one), prefix hi fails as the model does
+    if not fails(hi):  # the whole graph, cut and saved as every prefix is: it must fail as the file does
+        other = tried.get(hi)
+        culprit = {"node": None, "kind": fate.kind, **fate.json(), "suspects": [],
+                   "why": "the failure is not any node's: the whole graph, re-saved as locate saves each prefix "
+                          "(weights inside the file, unused inputs dropped), "
+                          + (f"fails another way: {other.line}" if other else "converts and runs")
+                          + " (external data? a flaky crash?)"}
+        return culprit, None, notes
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if fails(mid):
@@ -923,6 +959,9 @@ def as_text(r: Located) -> str:
     if c is None:
         lines.append(f"{r.model}: no divergence on {where}: {r.compared} tensors compared, all within tolerance "
                      f"({len(r.unreadable)} not readable; {r.seconds:.1f} s)")
+    elif c["node"] is None:
+        how = f"killed by {c['signal']}" if c.get("signal") else c.get("error", "")
+        lines.append(f"{r.model}: on {where}, {c['kind']} in {c['stage']} ({how}; {r.seconds:.1f} s), but {c['why']}")
     else:
         node = f"node {c['node']['name']!r} ({c['node']['op']})"
         if c["kind"] in ("mismatch", "nan", "shape"):
@@ -936,9 +975,11 @@ def as_text(r: Located) -> str:
             lines.append(f"{r.model}: on {where}, {node} is where it fails: {c['kind']} in {c['stage']} "
                          f"({r.seconds:.1f} s)")
             how = f"killed by {c['signal']}" if c.get("signal") else c.get("error", "")
-            lines.append(f"  the smallest failing prefix ({c['prefix_nodes']} nodes) ends at it: {how}")
+            n = c["prefix_nodes"]
+            lines.append(f"  the smallest failing prefix ({n} node{'s' * (n != 1)}) ends at it: {how}")
             if c.get("signal") and c.get("error"):
                 lines.append(f"  last line: {c['error']}")
+    if c is not None and c["node"] is not None:
         if c["attributes"]:
             lines.append("  attributes: " + ", ".join(f"{k}={v}" for k, v in c["attributes"].items()))
         lines.append("  inputs: " + ", ".join(f"{x['name']} {x['shape']}" for x in c["inputs"]))
@@ -946,7 +987,10 @@ def as_text(r: Located) -> str:
             lines.append("  it may start earlier, in nodes whose output could not be read: "
                          + ", ".join(f"{s['name']} ({s['op']})" for s in c["suspects"]))
         if r.last_good:
-            lines.append(f"last node that agreed: {r.last_good['node']['name']!r} ({r.last_good['node']['op']})")
+            lg = r.last_good
+            other = f" (that prefix fails another way: {lg['fails_otherwise']['error']})" if "fails_otherwise" in lg else ""
+            agreed = "agreed" if c["kind"] in ("mismatch", "nan", "shape") else "does not fail this way"
+            lines.append(f"last node that {agreed}: {lg['node']['name']!r} ({lg['node']['op']}){other}")
         if r.known:
             for k in r.known:
                 rel = ("describes this" if k["on_culprit"] and k["fits"] else
