@@ -12,6 +12,7 @@ Per case it prints the located node and op against the ops of the entry's trigge
 - hit: the located node is a node of a match of the entry's own trigger pattern in that model;
 - near: a match of it is a direct producer or consumer of the located node;
 - miss: neither (the op column says what was located instead); none: locate found no divergence;
+- n/a: the entry has no trigger pattern (`untriggered`: no graph property predicts it);
 and whether locate named the entry (`known`), and the time per model.
 """
 
@@ -104,7 +105,7 @@ def judge(case: dict, r) -> dict:
     i = g.names.index(name)
     near = {g.names[g.producer[t]] for t in g.nodes[i].input if t in g.producer}
     near |= {g.names[c] for t in g.nodes[i].output for c in g.consumers.get(t, [])}
-    result = "hit" if name in nodes else "near" if near & nodes else "miss"
+    result = "hit" if name in nodes else "near" if near & nodes else "miss" if ops else "n/a"
     return {**row, "located": name, "op": r.culprit["node"]["op"], "kind": r.culprit["kind"], "result": result,
             "known": any(k["id"] == case["entry"].meta.id for k in r.known),
             "suspects": [s["op"] for s in r.culprit.get("suspects", [])]}
@@ -146,7 +147,7 @@ def main() -> None:
                   f"known={'y' if row.get('known') else 'n'} {row['seconds']:6.1f}s"
                   + (f"  {row['error']}" if row.get("error") else ""), flush=True)
     total = time.monotonic() - started
-    counts = {k: sum(r["result"] == k for r in rows) for k in ("hit", "near", "miss", "none", "error")}
+    counts = {k: sum(r["result"] == k for r in rows) for k in ("hit", "near", "miss", "n/a", "none", "error")}
     times = sorted(r["seconds"] for r in rows)
     summary = {"cases": len(rows), **counts, "known": sum(bool(r.get("known")) for r in rows),
                "median_s": times[len(times) // 2] if times else None, "max_s": times[-1] if times else None,
@@ -155,7 +156,8 @@ def main() -> None:
         print(json.dumps({"rows": rows, "summary": summary}, indent=1))
     else:
         print(f"\n{len(rows)} cases: {counts['hit']} hit, {counts['near']} near, {counts['miss']} miss, "
-              f"{counts['none']} no divergence found, {counts['error']} errors; locate named the entry in "
+              f"{counts['n/a']} without a trigger, {counts['none']} no divergence found, {counts['error']} errors; "
+              f"locate named the entry in "
               f"{summary['known']}; median {summary['median_s']} s, max {summary['max_s']} s, total {summary['total_s']} s")
         print("left out: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))
 

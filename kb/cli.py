@@ -222,8 +222,8 @@ def locate(
                                                           "failure on (the installed release)")],
     inputs: Annotated[Optional[str], typer.Option(help="an .npz with one array per model input; default: seeded "
                                                        "random")] = None,
-    tol: Annotated[float, typer.Option(help="allowed difference, as a fraction of each tensor's largest magnitude "
-                                            "(at least 1)")] = 1e-4,
+    tol: Annotated[Optional[float], typer.Option(help="allowed difference, as a fraction of each tensor's largest "
+                                                      "magnitude (at least 1); default 1e-4, 1e-3 on ncnn (fp16 storage)")] = None,
     timeout: Annotated[float, typer.Option(help="seconds for each engine step")] = 180.0,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:

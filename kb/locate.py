@@ -43,6 +43,10 @@ ENGINES = ("mnn", "onnx2ncnn", "pnnx")
 FLOAT_TYPES = (1, 10, 11, 16)  # onnx.TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16
 STEP_TIMEOUT = 180.0  # seconds for one engine step (a convert, a run)
 TOL = 1e-4  # see tolerance()
+# ncnn, by default, stores weights and activations as fp16 where the CPU converts them in hardware (x86 F16C,
+# ARMv8.2): InnerProduct on this machine already differs by 3e-4 of the magnitude. fp16 keeps 11 significant
+# bits, 4.9e-4 relative per rounding, so ncnn's paths get 1e-3.
+ENGINE_TOL = {"mnn": TOL, "onnx2ncnn": 1e-3, "pnnx": 1e-3}
 CONFIRMS = 5  # divergent intermediate tensors re-read alone before one is believed
 WORKER = "kb.workers.locate"
 Say = Callable[[str], None]
@@ -197,9 +201,14 @@ def compare(ref: np.ndarray, got: np.ndarray, tol: float = TOL) -> Diff:
     ref64 = ref.astype(np.float64)
     out = np.asarray(got, dtype=np.float64)
     if out.shape != ref64.shape:
-        if _squeezed(out.shape) != _squeezed(ref64.shape):
+        # ncnn holds at most 4 axes (a 5-D tensor is stored folded) and drops a batch axis of 1: the same values
+        # in the same order are the same tensor; the same count in another order is reported as a wrong shape
+        if out.size != ref64.size:
             return Diff("shape", atol=atol, shape=list(out.shape), ref_shape=list(ref.shape))
+        folded = _squeezed(out.shape) != _squeezed(ref64.shape)
         out = out.reshape(ref64.shape)
+        if folded and not compare(ref, out, tol).agrees:
+            return Diff("shape", atol=atol, shape=list(got.shape), ref_shape=list(ref.shape))
     same = (out == ref64) | (np.isnan(out) & np.isnan(ref64))
     nan = int(np.count_nonzero(~np.isfinite(out) & ~same))
     with np.errstate(invalid="ignore"):
@@ -294,6 +303,7 @@ class Read:
     unreadable: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     by_value: bool = False  # tensors were mapped by value (pnnx): a divergent one is only seen at the outputs
+    lost: list[str] = field(default_factory=list)  # model outputs it could not give (then `fate` says so)
 
 
 def _load_npz(out: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
@@ -318,7 +328,13 @@ class Runner:
     def read(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
         """Convert `model` (its graph is `g`) and read `wanted` (ONNX tensor names) on its inputs `feed`;
         the graph outputs are always read. A failure to read the intermediates retries the outputs alone."""
-        return getattr(self, f"_{self.engine}")(g, model, feed, wanted)
+        r = getattr(self, f"_{self.engine}")(g, model, feed, wanted)
+        lost = [o for o in g.outputs if r.fate is None and o not in r.got]
+        if lost:  # a model output the engine cannot give is a failure of the run, bisected like a crash
+            r.lost = lost
+            why = r.unreadable.get(lost[0], "not in the converted model")
+            r.fate = Fate("run", "run-error", None, f"output {lost[0]!r} cannot be read: {why}", f"{self.engine} run")
+        return r
 
     # -- MNN: mnnconvert (via _tools, never the console script), then the Module API with the kept names
     def _mnn(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
@@ -640,16 +656,18 @@ def prepare(model: str, engine: str, version: str | None = None, inputs: str | N
 
 
 def locate(model: str | Prepared, engine: str = "", version: str | None = None, inputs: str | None = None,
-           tol: float = TOL, say: Say | None = None, timeout: float = STEP_TIMEOUT, seed: int = 0) -> Located:
+           tol: float | None = None, say: Say | None = None, timeout: float = STEP_TIMEOUT, seed: int = 0) -> Located:
     """Locate where `engine` goes wrong on `model` (see the module's docstring)."""
     p = model if isinstance(model, Prepared) else prepare(model, engine, version, inputs, seed)
     say = say or (lambda _: None)
+    tol = ENGINE_TOL[p.engine] if tol is None else tol
     g, notes = p.g, list(p.notes)
     with tempfile.TemporaryDirectory(prefix="kb-locate-") as tmp:
         work = Path(tmp)
         feed = work / "inputs.npz"
         np.savez(feed, **p.arrays)
         ref, no_ref = reference(g, feed, work, say, timeout)
+        ref = {**p.arrays, **ref} if ref else ref  # the inputs too: their shapes are reported
         runner = Runner(p.engine, work, say, timeout)
         tensors = [t for t, a in ref.items() if a.dtype.kind in "fiub" and t not in g.outputs]
         read = runner.read(g, g.path, feed, tensors)  # the user's own file (its external data too), as given
@@ -659,30 +677,47 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
                           codes.NO_REFERENCE)
         if no_ref:
             notes.append(f"no reference values ({no_ref}); the failure is bisected all the same")
-        if read.fate is not None:
+        early = None
+        if read.fate is not None and read.lost and ref:
+            # it ran, but an output cannot be read: a tensor that went wrong before it explains it, if one did
+            early = confirmed(g, ref, read, tol, runner, say, notes)
+            if early[0] is None:
+                early = None
+            else:
+                notes.append(f"{read.fate.line}; the values read before it already diverge")
+        if early is not None:
+            culprit, last_good, unreadable, compared = early
+        elif read.fate is not None:
             culprit, last_good, more = bisect(g, ref, feed, work, runner, read.fate, say)
             notes += more
             unreadable, compared = [], 0
         else:
-            culprit, last_good, unreadable, compared = diverged(g, ref, read, tol)
-            for _ in range(CONFIRMS):
-                if culprit is None or culprit["tensor"] in g.outputs or not runner.again:
-                    break
-                # Read alone, an intermediate tensor is what the engine computes: read with many others, it
-                # may not be (MNN reuses a requested tensor's memory for a later in-place op: a Gemm's output
-                # read back rounded by the Round after it). Only a divergence that stays is reported.
-                t = culprit["tensor"]
-                say(f"confirming {t}")
-                alone = runner.reread([t]).get(t)
-                if alone is None or not compare(ref[t], alone, tol).agrees:
-                    break
-                read.got[t] = alone
-                notes.append(f"{t}: read with the other tensors it diverged, read alone it agrees (an artifact of "
-                             "reading many tensors at once)")
-                culprit, last_good, unreadable, compared = diverged(g, ref, read, tol)
+            culprit, last_good, unreadable, compared = confirmed(g, ref, read, tol, runner, say, notes)
         known = known_entries(g, culprit, p.engine) if culprit and culprit["node"] else []
     return Located(g.path, p.engine, p.version, culprit, last_good, unreadable, compared, known, notes,
                    time.monotonic() - p.started, runner.steps + 1)
+
+
+def confirmed(g: Graph, ref: dict[str, np.ndarray], read: Read, tol: float, runner: Runner, say: Say,
+              notes: list[str]):
+    """`diverged`, where a divergent intermediate tensor is read again alone before it is believed: read with
+    many others it may not be what the engine computes (MNN reuses a requested tensor's memory for a later
+    in-place op). Only a divergence that stays is reported."""
+    found = diverged(g, ref, read, tol)
+    for _ in range(CONFIRMS):
+        culprit = found[0]
+        if culprit is None or culprit["tensor"] in g.outputs or not runner.again:
+            break
+        t = culprit["tensor"]
+        say(f"confirming {t}")
+        alone = runner.reread([t]).get(t)
+        if alone is None or not compare(ref[t], alone, tol).agrees:
+            break
+        read.got[t] = alone
+        notes.append(f"{t}: read with the other tensors it diverged, read alone it agrees (an artifact of "
+                     "reading many tensors at once)")
+        found = diverged(g, ref, read, tol)
+    return found
 
 
 def _node_detail(g: Graph, i: int, ref: dict[str, np.ndarray]) -> dict:
@@ -690,6 +725,11 @@ def _node_detail(g: Graph, i: int, ref: dict[str, np.ndarray]) -> dict:
 
     n = g.nodes[i]
     inits = {t.name: list(t.dims) for t in g.model.graph.initializer}
+    for k in g.nodes:
+        if k.op_type == "Constant":
+            for a in k.attribute:
+                if a.name == "value":
+                    inits[k.output[0]] = list(a.t.dims)
     shapes = [{"name": t, "shape": list(ref[t].shape) if t in ref else inits.get(t, _input_shape(g, t))}
               for t in n.input if t]
     return {"node": g.node_json(i), "attributes": {a.name: _jsonable(onnx.helper.get_attribute_value(a))
@@ -1006,7 +1046,7 @@ def as_text(r: Located) -> str:
     return "\n".join(lines)
 
 
-def command(model: str, engine: str, inputs: str | None, as_json: bool, tol: float, timeout: float,
+def command(model: str, engine: str, inputs: str | None, as_json: bool, tol: float | None, timeout: float,
             progress=None) -> int:
     """`kb locate`: print the result; 1 when a culprit is found, 0 when every tensor agrees. `progress`: a
     rich Progress, shown while the steps run (bad input is reported before it starts)."""
