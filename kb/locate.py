@@ -304,6 +304,7 @@ class Read:
     notes: list[str] = field(default_factory=list)
     by_value: bool = False  # tensors were mapped by value (pnnx): a divergent one is only seen at the outputs
     lost: list[str] = field(default_factory=list)  # model outputs it could not give (then `fate` says so)
+    converted_only: bool = False  # asked to stop after converting, it converted
 
 
 def _load_npz(out: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
@@ -318,6 +319,7 @@ class Runner:
     def __init__(self, engine: str, work: Path, say: Say, timeout: float = STEP_TIMEOUT):
         self.engine, self.work, self.say, self.timeout = engine, work, say, timeout
         self.steps = 0
+        self.until = "run"
         self.again: Callable[[list[str]], dict[str, np.ndarray]] | None = None  # re-read the last model converted
 
     def fn(self, name: str, target: str, **kw) -> child.StepResult:
@@ -325,10 +327,13 @@ class Runner:
         self.say(name)
         return child.run_function(name, f"{WORKER}:{target}", timeout=self.timeout, **kw)
 
-    def read(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
+    def read(self, g: Graph, model: Path, feed: Path, wanted: list[str], until: str = "run") -> Read:
         """Convert `model` (its graph is `g`) and read `wanted` (ONNX tensor names) on its inputs `feed`;
         the graph outputs are always read. A failure to read the intermediates retries the outputs alone."""
+        self.until = until  # "convert": stop once it converts (bisecting a conversion failure)
         r = getattr(self, f"_{self.engine}")(g, model, feed, wanted)
+        if r.converted_only:
+            return r
         lost = [o for o in g.outputs if r.fate is None and o not in r.got]
         if lost:  # a model output the engine cannot give is a failure of the run, bisected like a crash
             r.lost = lost
@@ -347,6 +352,8 @@ class Runner:
         step = convert_step(model, dst, timeout=self.timeout)
         if fate := _fate(step, "convert", missing=not dst.is_file()):
             return Read(fate)
+        if self.until == "convert":
+            return Read(converted_only=True)
         r = Read()
         self.again = lambda tensors: self._mnn_read(dst, g, feed, tensors)
         names_file = self.work / f"{model.stem}.mnn-names.json"
@@ -398,6 +405,8 @@ class Runner:
                                  timeout=self.timeout)
         if fate := _fate(step, "convert", missing=not (param.is_file() and bin.is_file())):
             return Read(fate)
+        if self.until == "convert":
+            return Read(converted_only=True)
         blobs = _param_blobs(param)
         inputs = {t: t for t in g.inputs if t in blobs}
         r = Read()
@@ -434,6 +443,8 @@ class Runner:
                                  cwd=work, timeout=self.timeout)
         if fate := _fate(step, "convert", missing=not (param.is_file() and bin.is_file())):
             return Read(fate)
+        if self.until == "convert":
+            return Read(converted_only=True)
         blobs = _param_blobs(param)
         feeding = read_feeding(py)
         ins = [b for b in blobs if re.fullmatch(r"in\d+", b)]
@@ -886,7 +897,8 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
         outs = list(dict.fromkeys(outs))
         needed = {t for o in outs for t in _needed_inputs(g, g.producer[o])}
         ins = [t for t in g.inputs if t in needed]
-        say(f"bisecting: prefix of {k + 1} of {len(points)} nodes, up to {g.names[last]} ({g.nodes[last].op_type})")
+        where = f"bisecting, {k + 1} of {len(points)} nodes (up to {g.names[last]}, {g.nodes[last].op_type})"
+        plain = runner.say
         try:
             sub = extractor.extract_model(ins, outs)
         except Exception as e:  # noqa: BLE001 -- a prefix onnx cannot cut is reported, never fatal
@@ -895,7 +907,11 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
             return False
         path = _save_model(sub, work / f"prefix-{k + 1}.onnx")
         sg = Graph.of(sub, path)
-        r = runner.read(sg, path, feed, [])
+        runner.say = lambda step: say(f"{where}: {step}")
+        try:
+            r = runner.read(sg, path, feed, [], until=fate.stage)
+        finally:
+            runner.say = plain
         tried[k] = r.fate
         return fate.same(r.fate)
 
