@@ -13,6 +13,7 @@ Per case it prints the located node and op against the ops of the entry's trigge
 - near: a match of it is a direct producer or consumer of the located node;
 - miss: neither (the op column says what was located instead); none: locate found no divergence;
 - n/a: the entry has no trigger pattern (`untriggered`: no graph property predicts it);
+- file: the failure is no node's (the whole graph, re-saved, does not fail: external data);
 and whether locate named the entry (`known`), and the time per model.
 """
 
@@ -100,6 +101,8 @@ def judge(case: dict, r) -> dict:
            "engine": case["engine"], "trigger_ops": sorted(ops), "seconds": round(r.seconds, 1), "steps": r.steps}
     if r.culprit is None:
         return {**row, "located": None, "op": None, "kind": None, "result": "none", "known": False}
+    if r.culprit["node"] is None:  # a failure of the file, not of a node (external data)
+        return {**row, "located": None, "op": None, "kind": r.culprit["kind"], "result": "file", "known": False}
     g = Graph.of(model, case["model"])
     name = r.culprit["node"]["name"]
     i = g.names.index(name)
@@ -147,7 +150,7 @@ def main() -> None:
                   f"known={'y' if row.get('known') else 'n'} {row['seconds']:6.1f}s"
                   + (f"  {row['error']}" if row.get("error") else ""), flush=True)
     total = time.monotonic() - started
-    counts = {k: sum(r["result"] == k for r in rows) for k in ("hit", "near", "miss", "n/a", "none", "error")}
+    counts = {k: sum(r["result"] == k for r in rows) for k in ("hit", "near", "miss", "n/a", "file", "none", "error")}
     times = sorted(r["seconds"] for r in rows)
     summary = {"cases": len(rows), **counts, "known": sum(bool(r.get("known")) for r in rows),
                "median_s": times[len(times) // 2] if times else None, "max_s": times[-1] if times else None,
@@ -156,7 +159,7 @@ def main() -> None:
         print(json.dumps({"rows": rows, "summary": summary}, indent=1))
     else:
         print(f"\n{len(rows)} cases: {counts['hit']} hit, {counts['near']} near, {counts['miss']} miss, "
-              f"{counts['n/a']} without a trigger, {counts['none']} no divergence found, {counts['error']} errors; "
+              f"{counts['n/a']} without a trigger, {counts['file']} no node's, {counts['none']} no divergence found, {counts['error']} errors; "
               f"locate named the entry in "
               f"{summary['known']}; median {summary['median_s']} s, max {summary['max_s']} s, total {summary['total_s']} s")
         print("left out: " + ", ".join(f"{v} {k}" for k, v in skipped.items()))

@@ -974,6 +974,18 @@ def _fits(signatures, culprit: dict) -> bool:
     return any(s.kind in kinds and (s.step is None or s.step in steps) for s in signatures)
 
 
+def _evidence(signatures, culprit: dict) -> bool:
+    """A signature's own pattern matches what the failing step printed (its first error line, or its signal)."""
+    said = " ".join(x for x in (culprit.get("error"), culprit.get("signal")) if x)
+    for sig in signatures:
+        try:
+            if said and sig.pattern and re.search(sig.pattern, said):
+                return True
+        except re.error:
+            continue
+    return False
+
+
 def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
     """The KB entries concerning `engine` whose trigger pattern matches the culprit or a direct producer or
     consumer of it: the culprit's own first, then those whose signature kind fits the failure."""
@@ -995,14 +1007,15 @@ def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
                 nodes = set(m.nodes.values())
                 if nodes & near:
                     fits = _fits(e.meta.signatures, culprit)
+                    said = _evidence(e.meta.signatures, culprit)
                     found.append({"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug),
                                   "pattern": p.name, "nodes": m.nodes, "on_culprit": g.names[i] in nodes,
-                                  "fits": fits})
+                                  "fits": fits or said, "evidence": said})
                     break
             else:
                 continue
             break
-    found.sort(key=lambda f: (not f["on_culprit"], not f["fits"], f["id"]))
+    found.sort(key=lambda f: (not f["on_culprit"], not f["evidence"], not f["fits"], f["id"]))
     return found
 
 

@@ -178,6 +178,14 @@ def test_a_name_that_moved_to_a_later_tensor_is_unreadable_not_wrong():
     assert culprit["node"]["name"] == "n3" and unreadable == ["t1"] and "'t2'" in read.unreadable["t1"]
 
 
+def test_pnnx_blobs_mapped_by_value_put_the_culprit_after_the_last_one_that_agrees():
+    """pnnx renames blobs: t0 and t1 are found by value, t2 by no blob, the output (by position) is wrong."""
+    read = L.Read(got={"blob:1": REF["t0"], "blob:2": REF["t1"], "t3": REF["t3"] + 100}, by_value=True)
+    culprit, last_good, unreadable, _ = L.diverged(chain(4), REF, read, L.TOL)
+    assert culprit["node"]["name"] == "n2" and culprit["observed_at"]["name"] == "n3"
+    assert last_good["node"]["name"] == "n1" and unreadable == ["t2"]
+
+
 def test_the_tolerance_scales_with_magnitude_and_never_goes_below_atol():
     assert L.tolerance(np.array([0.5], np.float32)) == pytest.approx(1e-4)
     assert L.tolerance(np.array([-300.0, 2.0], np.float32)) == pytest.approx(3e-2)
