@@ -240,9 +240,6 @@ class Fate:
     line: str  # the first error line (or the last line printed)
     step: str  # what was run
 
-    def key(self) -> tuple:
-        return self.stage, self.signal, self.kind == "timeout"
-
     def same(self, other: Fate | None) -> bool:
         """The same failure: the same step and signal (a crash, a timeout), or the same first error line."""
         if other is None or self.stage != other.stage or self.kind != other.kind:
@@ -867,6 +864,9 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
     from onnx.utils import Extractor
 
     points = [i for i in range(len(g.nodes)) if g.computed(i)]
+    if not points:
+        return {"node": None, "kind": fate.kind, **fate.json(), "suspects": [],
+                "why": "no node computes anything from the inputs, so there is no prefix to cut"}, None, []
     m = onnx.ModelProto()
     m.CopyFrom(g.model)
     if not ref:  # no reference (a custom op onnxruntime lacks): the types shape inference finds
