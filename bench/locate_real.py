@@ -102,7 +102,8 @@ def judge(case: dict, r) -> dict:
     if r.culprit is None:
         return {**row, "located": None, "op": None, "kind": None, "result": "none", "known": False}
     if r.culprit["node"] is None:  # a failure of the file, not of a node (external data)
-        return {**row, "located": None, "op": None, "kind": r.culprit["kind"], "result": "file", "known": False}
+        return {**row, "located": None, "op": None, "kind": r.culprit["kind"], "result": "file",
+                "known": any(k["id"] == case["entry"].meta.id for k in r.known)}
     g = Graph.of(model, case["model"])
     name = r.culprit["node"]["name"]
     i = g.names.index(name)

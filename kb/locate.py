@@ -701,7 +701,7 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
             unreadable, compared = [], 0
         else:
             culprit, last_good, unreadable, compared = confirmed(g, ref, read, tol, runner, say, notes)
-        known = known_entries(g, culprit, p.engine) if culprit and culprit["node"] else []
+        known = known_entries(g, culprit, p.engine) if culprit else []
     return Located(g.path, p.engine, p.version, culprit, last_good, unreadable, compared, known, notes,
                    time.monotonic() - p.started, runner.steps + 1)
 
@@ -918,11 +918,13 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
     lo, hi = -1, len(points) - 1  # prefix lo passes (-1: the empty one), prefix hi fails as the model does
     if not fails(hi):  # the whole graph, cut and saved as every prefix is: it must fail as the file does
         other = tried.get(hi)
+        guess = (f"the model keeps its weights in external data ({', '.join(sorted(g.external))})" if g.external
+                 else "a flaky crash?")
         culprit = {"node": None, "kind": fate.kind, **fate.json(), "suspects": [],
                    "why": "the failure is not any node's: the whole graph, re-saved as locate saves each prefix "
                           "(weights inside the file, unused inputs dropped), "
                           + (f"fails another way: {other.line}" if other else "converts and runs")
-                          + " (external data? a flaky crash?)"}
+                          + f" ({guess})"}
         return culprit, None, notes
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -993,6 +995,10 @@ def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
     from kb.match.links import page_url
     from kb.pattern import GraphIndex, match_graph
 
+    if culprit["node"] is None:  # no node to match a pattern on: the entries whose signature says what it printed
+        return [{"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug), "pattern": None,
+                 "nodes": {}, "on_culprit": True, "fits": True, "evidence": True}
+                for e in load_all() if _concerns(list(e.meta.engines), engine) and _evidence(e.meta.signatures, culprit)]
     i = g.names.index(culprit["node"]["name"])
     near = {g.names[i]}
     near |= {g.names[g.producer[t]] for t in g.nodes[i].input if t in g.producer}
@@ -1031,6 +1037,7 @@ def as_text(r: Located) -> str:
     elif c["node"] is None:
         how = f"killed by {c['signal']}" if c.get("signal") else c.get("error", "")
         lines.append(f"{r.model}: on {where}, {c['kind']} in {c['stage']} ({how}; {r.seconds:.1f} s), but {c['why']}")
+        lines += [f"{k['id']} describes what it printed ({k['title']}): {k['url']}" for k in r.known]
     else:
         node = f"node {c['node']['name']!r} ({c['node']['op']})"
         if c["kind"] in ("mismatch", "nan", "shape"):
