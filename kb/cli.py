@@ -215,6 +215,32 @@ def explain(
     raise typer.Exit(explain_command(log, as_json or fmt == "json", markdown=fmt == "markdown", engines=engine or []))
 
 
+@app.command()
+def locate(
+    model: Annotated[str, typer.Argument(help="an ONNX model")],
+    engine: Annotated[str, typer.Option("--engine", help="mnn[==VERSION], onnx2ncnn or pnnx: the path to locate the "
+                                                          "failure on (the installed release)")],
+    inputs: Annotated[Optional[str], typer.Option(help="an .npz with one array per model input; default: seeded "
+                                                       "random")] = None,
+    tol: Annotated[Optional[float], typer.Option(help="allowed difference, as a fraction of each tensor's largest "
+                                                      "magnitude (at least 1); default 1e-4, 1e-3 on ncnn (fp16 storage)")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds for each engine step")] = 180.0,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Find the first node where an engine diverges from onnxruntime, or the smallest prefix of the graph
+    that still fails to convert or run; then say whether a KB entry describes it.
+
+    Exit code: 0 no divergence, 1 a culprit found, 3 and up bad input (kb/match/codes.py).
+    """
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from kb.locate import command
+
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
+                        transient=True) if err.is_terminal else None  # a log gets no progress lines
+    raise typer.Exit(command(model, engine, inputs, as_json, tol, timeout, progress))
+
+
 tools_app = typer.Typer(no_args_is_help=True, help="Engines that are not on PyPI, built from source.")
 app.add_typer(tools_app, name="tools")
 

@@ -7,6 +7,7 @@ bench is about them, on the smallest input there is (a fixture entry, one small 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -194,3 +195,14 @@ def test_search_ranker():
     p = subprocess.run([sys.executable, str(BENCH / "search_ranker.py"), "--queries", sets[0]], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "needs two query files" in p.stderr, p.stdout + p.stderr
+
+
+def test_locate_real():
+    """kb locate on one entry's reproducing MNN cases (ArgMax with select_last_index: three small models)."""
+    from kb.engines import missing
+
+    cache = Path(os.environ.get("KB_CACHE") or ROOT / ".kb" / "cache")
+    if missing("mnn") or not list((cache / "mnn-argmax-semantics").glob("*/argmax-last.onnx")):
+        pytest.skip("MNN or the entry's cached exports are missing (run `kb check mnn-argmax-semantics` once)")
+    out = bench("locate_real.py", "--engine", "mnn", "--entry", "mnn-argmax-semantics", timeout=300)
+    figures(out, r"^KB074 argmax-last\s+mnn\s+hit\s+located ArgMax", r"^\d+ cases: \d+ hit, .* median [\d.]+ s")
