@@ -20,6 +20,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from kb import locate as L
+from kb import paths
 from kb.engines import missing
 from kb.match import codes
 
@@ -34,6 +35,8 @@ def real_kb(tmp_path, monkeypatch):
     root = tmp_path / "real"
     for slug in [*ENTRIES, "_messages"]:
         shutil.copytree(ROOT / "repros" / slug, root / "repros" / slug, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("tools", "cache"):  # the engines built and the exports made for the real corpus stay in use
+        monkeypatch.setenv(paths.STATE[name], str(paths.state(name)))
     monkeypatch.setenv("KB_ROOT", str(root))
     monkeypatch.setenv("KB_RECORDS", str(tmp_path / "records"))
     monkeypatch.delenv("KB_SITE_URL", raising=False)
