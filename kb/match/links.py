@@ -39,3 +39,6 @@ def message_url(message_id: str) -> str:
 def search_url(query: str) -> str:
     # mkdocs-material opens its search box, filled in, when a page is loaded with ?q=
     return f"{site_url()}?q={quote(query, safe='')}"
+
+
+LOCATE = "kb locate model.onnx --engine mnn|onnx2ncnn|pnnx"  # the next step where no entry matches

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from kb.match.links import message_url, page_url, search_url
+from kb.match.links import LOCATE, message_url, page_url, search_url
 from kb.match.status import Statuses, Wanted
 from kb.engines import ENGINES
 from kb.verdicts import Status as State
@@ -40,9 +40,11 @@ def reply(ranked, text: str, wanted: list[Wanted], seen=(), told=()) -> str:
     if told and not lines_spoke:
         return _message(told[0], text, ranked, from_words=True)
     if not ranked:
-        return ("No known problem in the knowledge base matches this report.\n\n**What to do:** post the whole converter "
-                "log (the first error line matters most), the engine and its release, and the ops around the failing "
-                f"node; meanwhile, search the site for the error line: {search_url(_first_line(text))}")
+        return ("No known problem in the knowledge base matches this report.\n\n**What to do:** find the node that "
+                f"fails with `{LOCATE}`: it names the first node whose output leaves onnxruntime's, or the "
+                "smallest part of the graph that still fails, and says whether a known problem describes it. Then post "
+                "that, the whole converter log (the first error line matters most) and the engine's release; "
+                f"meanwhile, search the site for the error line: {search_url(_first_line(text))}")
     asked = wanted or versions_in(text)
     x = ranked[0]
     if x.confidence != "match" and x.message is not None and x.message.generic:

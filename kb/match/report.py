@@ -14,7 +14,7 @@ from kb import messages as message_index
 from kb.entries import Entry, load_all
 from kb.match import codes, noise
 from kb.match.explain import MATCH, POSSIBLE, Explained, explain
-from kb.match.links import message_url, page_url, search_url
+from kb.match.links import LOCATE, message_url, page_url, search_url
 from kb.match.logfile import open_log
 from kb.match.rules import Hit
 from kb.schema import Message
@@ -83,7 +83,8 @@ def explain_command(log: str | None, as_json: bool, markdown: bool = False, engi
         print(_as_text(name, ranked, seen, entries) + "".join(f"\n\n{_told(m)}" for m in told)
               + "".join(f"\n{line}" for line in _ruled(ruled)))
     if not ranked:
-        hint = f"{name}: no known problem matches this log. Search the site: {search_url(_query(query))}"
+        hint = (f"{name}: no known problem matches this log. Search the site: {search_url(_query(query))}\n"
+                f"Find the node that fails: {LOCATE}")
         for m in seen:
             hint += f"\nIt shows {'a generic' * m.generic or 'a'} message with known causes: {message_url(m.id)}"
         hint += "".join(f"\n{_told(m)}" for m in told) + "".join(f"\n{line}" for line in _ruled(ruled))
