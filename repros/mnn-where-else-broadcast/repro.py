@@ -1,0 +1,106 @@
+"""KB086: MNN's Where (Select) broadcasts its third input only when its second needs it too. A
+torch.where(cond, x, fill) whose `fill` is smaller than x (a per-channel parameter, a row) and whose x has
+the output's full shape reads `fill` past its end: the output is garbage (values near 1e30) wherever cond
+is false. GeometrySelect.cpp sizes input 2 by input 1's element count."""
+
+import torch
+from torch import nn
+
+from kb.export import Case
+
+C, H, W = 8, 9, 11
+
+
+class Net(nn.Module):
+    """Conv, torch.where(y > 0.5, y, fill) with a learned fill of shape `shape` (y has the full shape), ReLU.
+    The ReLU keeps the measurement stable: the garbage MNN reads past the end of `fill` holds a NaN on some
+    runs and not on others, and MNN's ReLU maps NaN to 0, so the verdict is always a plain mismatch."""
+
+    def __init__(self, shape=(C, 1, 1), swap=False, act=True):
+        super().__init__()
+        self.conv = nn.Conv2d(3, C, 3, padding=1)
+        self.fill = nn.Parameter(torch.randn(*shape))
+        self.swap, self.act = swap, act
+
+    def forward(self, x):
+        y = self.conv(x)
+        if self.swap:  # the small tensor in the second slot: torch.where(y <= 0, fill, y)
+            z = torch.where(y <= 0.5, self.fill, y)
+        else:
+            z = torch.where(y > 0.5, y, self.fill)
+        return torch.relu(z) if self.act else z
+
+
+class Expanded(Net):
+    """The workaround: fill.expand_as(y), so that both branches have the output's shape."""
+
+    def forward(self, x):
+        y = self.conv(x)
+        return torch.relu(torch.where(y > 0.5, y, self.fill.expand_as(y)))
+
+
+class Swapped(Net):
+    """The workaround: invert the condition and swap the branches, so the small tensor is the second input."""
+
+    def forward(self, x):
+        y = self.conv(x)
+        return torch.relu(torch.where(y <= 0.5, self.fill, y))
+
+
+class Sequence(nn.Module):
+    """A token model: Linear over (batch, tokens, features), then where(mask, h, default) with a default row."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.fc = nn.Linear(12, d)
+        self.default = nn.Parameter(torch.randn(d))
+
+    def forward(self, x):
+        h = self.fc(x)
+        return torch.relu(torch.where(h > 0.3, h, self.default))
+
+
+def image(seed=1):
+    torch.manual_seed(seed)
+    return torch.randn(1, 3, H, W)
+
+
+def net(seed=0, cls=Net, **kw):
+    torch.manual_seed(seed)
+    return cls(**kw)
+
+
+def cases():
+    x = image()
+    model = net()
+    yield Case("where-channel", model, (x,), ["x"], ["y"], opset=18, dynamo=True)
+    # Workarounds on the same weights: the fill expanded to the output's shape, or the branches swapped.
+    expanded = net(cls=Expanded)
+    expanded.load_state_dict(model.state_dict())
+    yield Case("where-expanded", expanded, (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False,
+               rewrites="where-channel")
+    swapped = net(cls=Swapped)
+    swapped.load_state_dict(model.state_dict())
+    yield Case("where-swapped", swapped, (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False,
+               rewrites="where-channel")
+    # Control: a scalar-like fill (one element), which MNN's kernel reads as a scalar.
+    yield Case("where-one-element", net(shape=(1,)), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
+
+
+def variants():
+    x = image()
+    yield Case("channel-c11", net(seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("channel-1c11", net(seed=3, shape=(1, C, 1, 1)), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("last-axis", net(seed=3, shape=(W,)), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("height-width", net(seed=3, shape=(H, W)), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("opset17", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=True)
+    yield Case("opset20", net(seed=3), (x,), ["x"], ["y"], opset=20, dynamo=True)
+    yield Case("torchscript", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("onnxsim", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
+    torch.manual_seed(4)
+    yield Case("token-default", Sequence(), (torch.randn(2, 5, 12),), ["x"], ["y"], opset=18, dynamo=True)
+    # Near misses: a one-element fill (read as a scalar), the small tensor in the second slot, both
+    # branches expanded to the full shape.
+    yield Case("one-element-near-miss", net(seed=3, shape=(1,)), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("swapped-near-miss", net(seed=3, swap=True), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("expanded-near-miss", net(seed=3, cls=Expanded), (x,), ["x"], ["y"], opset=18, dynamo=True)
