@@ -246,6 +246,9 @@ def conform(
 
     results = conform_mod.run(selected, engine, timeout, done)
     flush()
+    if accept:
+        with conformance.locked(ledger):
+            conformance.write_cases(entries_mod.repo_root(), conform_mod.index(all_cases))
     elapsed = time.monotonic() - start
     counts: dict[str, int] = {}
     for r in results:

@@ -38,6 +38,9 @@ from kb.verdicts import Outcome
 
 ENGINES = ("mnn", "onnx2ncnn", "pnnx")
 STEP_TIMEOUT = 60.0
+# Each step's address space, capped: a case whose run would take the machine's memory (MNN's OneHot took 19 GB)
+# fails its own allocation and is a crash of its own, before the kernel's OOM killer picks any process.
+STEP_MEMORY = 4 << 30
 # The input types each path's runtime takes, as kb feeds them (MNN stores int64 as int32: kb.workers.mnn).
 TAKES = {"mnn": {"float32", "int32", "int64", "int8", "uint8"}, "onnx2ncnn": {"float32"}, "pnnx": {"float32"}}
 NCNN_DIMS = 4  # an ncnn Mat holds at most 4 axes (w, h, d, c), the batch axis of 1 aside
@@ -77,6 +80,17 @@ class Case:
 
     def meta(self) -> dict:
         return {k: getattr(self, k) for k in ("name", "op", "attrs", "inputs", "outputs", "problem")}
+
+
+def index(all_cases: dict[str, Case]):
+    """The cases as conformance/cases.yaml keeps them (kb.conformance.CaseIndex)."""
+    from kb.conformance import CaseIndex, CaseInfo
+
+    def fed(c: Case) -> str:
+        return ", ".join(f"{i['name']} {i['dtype']}[{','.join(map(str, i['shape']))}]" for i in c.fed)
+
+    return CaseIndex(onnx=versions.of("onnx") or "?", cases={
+        c.name: CaseInfo(op=c.op, attrs=c.attrs, fed=fed(c), problem=c.problem or "") for c in all_cases.values()})
 
 
 def cases_dir() -> Path:
@@ -322,12 +336,14 @@ def _run(case: Case, engine: str, work: Path, timeout: float) -> tuple[Outcome, 
         from kb.engines.mnn import WARM, convert_step
 
         dst = work / "model.mnn"
-        step = _produced(convert_step(case.model, dst, timeout=timeout, preload=("_tools",)), dst)
+        step = _produced(convert_step(case.model, dst, timeout=timeout, preload=("_tools",),
+                                      memory=STEP_MEMORY), dst)
         if failed := _failed(step, convert=True):
             return failed
         feed = case.feed if case.fed else _empty_feed(work)
         step = _produced(child.run_function("MNN run", "kb.workers.mnn:run_typed", model=str(dst), feed=str(feed),
-                                            out=str(out), outputs=names, preload=WARM, timeout=timeout), out)
+                                            out=str(out), outputs=names, preload=WARM, timeout=timeout,
+                                            memory=STEP_MEMORY), out)
     else:
         from kb.engines.ncnn import WARM
         from kb.workers.ncnn import LEADING
@@ -336,14 +352,15 @@ def _run(case: Case, engine: str, work: Path, timeout: float) -> tuple[Outcome, 
             from kb.engines.onnx2ncnn import convert_step
 
             param, bin = work / "model.param", work / "model.bin"
-            step = _produced(convert_step(case.model, param, bin, timeout=timeout), param, bin)
+            step = _produced(convert_step(case.model, param, bin, timeout=timeout, memory=STEP_MEMORY), param, bin)
             blobs_in, blobs_out = [i["name"] for i in case.fed], dict(zip(names, names))
             axes_in, axes_out = [LEADING] * len(blobs_in), [LEADING] * len(blobs_out)
         else:
             from kb.engines.pnnx import convert_step, feeding
 
             shapes = ["[" + ",".join(str(d) for d in i["shape"]) + "]" for i in case.fed]
-            step, param, bin = convert_step(case.model, work / "pnnx", shapes, timeout=timeout)
+            step, param, bin = convert_step(case.model, work / "pnnx", shapes, timeout=timeout,
+                                             memory=STEP_MEMORY)
             _produced(step, param, bin)
             how = feeding(param) if param.is_file() else None
             if how is not None:
@@ -358,7 +375,8 @@ def _run(case: Case, engine: str, work: Path, timeout: float) -> tuple[Outcome, 
             return Outcome.CONVERT_FAILS, f"{step.name}: {refused}"
         step = _produced(child.run_function("ncnn run", "kb.workers.ncnn:run", param=str(param), bin=str(bin),
                                             feed=str(case.feed), out=str(out), blobs_in=blobs_in, blobs_out=blobs_out,
-                                            axes_in=axes_in, axes_out=axes_out, preload=WARM, timeout=timeout), out)
+                                            axes_in=axes_in, axes_out=axes_out, preload=WARM, timeout=timeout,
+                                            memory=STEP_MEMORY), out)
     if failed := _failed(step, convert=False):
         return failed
     try:

@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kb.errors import KBError
-from kb.verdicts import Outcome
+from kb.verdicts import Outcome, Verdict
 from kb.versions import sort_versions, version_key
 
 FOLDER = "conformance"
@@ -209,9 +209,9 @@ def change(table: Table, case: str, version: str, outcome: Outcome) -> tuple[str
     was = per[base].outcome
     if was == outcome:
         word = EXPECTED
-    elif outcome == Outcome.WORKS and was.verdict.value == "broken":
+    elif outcome == Outcome.WORKS and was.verdict == Verdict.BROKEN:
         word = FIXED
-    elif was == Outcome.WORKS and outcome.verdict.value == "broken":
+    elif was == Outcome.WORKS and outcome.verdict == Verdict.BROKEN:
         word = REGRESSION
     elif was.verdict == outcome.verdict:
         word = DIFFERENTLY
@@ -220,3 +220,45 @@ def change(table: Table, case: str, version: str, outcome: Outcome) -> tuple[str
     if base != version and word == EXPECTED:
         return NEW, base  # the same as the older release, but nothing accepted for this one yet
     return word, base
+
+
+# ---------------------------------------------------------------- the cases' index
+
+CASES = "cases.yaml"
+CASES_HEADER = ("# onnx's node-test cases kb conform runs: case -> op, the node's attributes, the input fed (every other\n"
+                "# input is an initializer holding the case's value), and why kb cannot feed it, if so.\n")
+
+
+class CaseInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    op: str
+    attrs: str = ""
+    fed: str = ""  # "name dtype[shape]" of each input fed, comma-separated
+    problem: str = ""
+
+
+class CaseIndex(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    onnx: str
+    cases: dict[str, CaseInfo] = {}
+
+
+def load_cases(root: Path) -> CaseIndex | None:
+    file = root / FOLDER / CASES
+    if not file.is_file():
+        return None
+    try:
+        return CaseIndex.model_validate(yaml.load(file.read_text(encoding="utf-8"), Loader=_Loader) or {})
+    except (yaml.YAMLError, ValidationError) as e:
+        raise KBError(file, f"not a valid case index: {str(e).splitlines()[0]}") from None
+
+
+def write_cases(root: Path, index: CaseIndex) -> None:
+    file = root / FOLDER / CASES
+    file.parent.mkdir(parents=True, exist_ok=True)
+    data = {"onnx": index.onnx,
+            "cases": {n: _Flow({k: v for k, v in c.model_dump().items() if v}) for n, c in sorted(index.cases.items())}}
+    tmp = file.with_name(f"{file.name}.tmp-{os.getpid()}")
+    tmp.write_text(CASES_HEADER + yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100000),
+                   encoding="utf-8")
+    tmp.replace(file)

@@ -50,11 +50,12 @@ def _commit(tool: str) -> str | None:
     return None
 
 
-def convert_step(model: Path, param: Path, bin: Path, timeout: float = child.DEFAULT_TIMEOUT) -> child.StepResult:
+def convert_step(model: Path, param: Path, bin: Path, timeout: float = child.DEFAULT_TIMEOUT,
+                 memory: int | None = None) -> child.StepResult:
     """onnx2ncnn `model` into `param` and `bin`, in a child. Session-free, so kb.conform converts exactly as the
     checks do."""
     return child.run_command(f"onnx2ncnn {model.name}", [_tool(), str(model), str(param), str(bin)], timeout=timeout,
-                             shown=f"onnx2ncnn {model.name} {param.name} {bin.name}")
+                             memory=memory, shown=f"onnx2ncnn {model.name} {param.name} {bin.name}")
 
 
 class Onnx2Ncnn(Engine):

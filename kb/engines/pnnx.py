@@ -69,7 +69,7 @@ def feeding(param: Path) -> Feeding | None:
 
 
 def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None = None,
-                 timeout: float = 300) -> tuple[StepResult, Path, Path]:
+                 timeout: float = 300, memory: int | None = None) -> tuple[StepResult, Path, Path]:
     """pnnx `model` (.pt or .onnx, copied into `work`, where pnnx writes its outputs) with input shapes `shapes`
     (pnnx's inputshape= items, e.g. "[1,3,4,5]"), in a child; return the step and the ncnn (param, bin) it
     should have written. Session-free, so kb.conform converts exactly as the checks do."""
@@ -87,7 +87,7 @@ def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None =
     # Named explicitly: pnnx otherwise derives names from the input's, with '-' turned into '_'.
     argv = [pnnx.EXEC_PATH, str(src), f"inputshape={shape}", f"ncnnparam={param}", f"ncnnbin={bin}",
             f"ncnnpy={py}"] + ([] if fp16 is None else [f"fp16={int(fp16)}"])
-    step = run_command(f"pnnx {model.name}", argv, cwd=work, timeout=timeout,
+    step = run_command(f"pnnx {model.name}", argv, cwd=work, timeout=timeout, memory=memory,
                        shown=f"pnnx {model.name} inputshape={shape} ncnnparam={param.name} "
                              f"ncnnbin={bin.name} ncnnpy={py.name}" + ("" if fp16 is None else f" fp16={int(fp16)}"))
     return step, param, bin
