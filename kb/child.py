@@ -89,7 +89,8 @@ def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
     start = time.monotonic()
     proc = subprocess.Popen(argv, cwd=cwd, env={**step_env(), **(env or {})}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                            preexec_fn=(lambda: limit_memory(memory)) if memory else None)
+                            # only setrlimit runs between fork and exec: no lock a thread may hold
+                            preexec_fn=(lambda: limit_memory(memory)) if memory else None)  # noqa: PLW1509
     timed_out = False
     try:
         out, _ = proc.communicate(timeout=timeout)

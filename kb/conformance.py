@@ -140,7 +140,7 @@ def dump(table: Table) -> str:
         cases[case] = _Flow(op=table.ops.get(case, "?"),
                             runs=[{k: r[k] for k in ("versions", "outcome", "detail", "seen") if r[k]} for r in runs])
     data = {"engine": table.engine,
-            "provenance": {key[p]: {k: v for k, v in zip(("date", "platform", "onnx", "runtime"), p) if v}
+            "provenance": {key[p]: _Flow({k: v for k, v in zip(("date", "platform", "onnx", "runtime"), p) if v})
                            for p in places},
             "cases": cases}
     return HEADER + yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100000)

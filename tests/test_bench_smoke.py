@@ -194,3 +194,9 @@ def test_search_ranker():
     p = subprocess.run([sys.executable, str(BENCH / "search_ranker.py"), "--queries", sets[0]], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "needs two query files" in p.stderr, p.stdout + p.stderr
+
+
+def test_conform_speed():
+    """Two cases per engine path: the bench prints cases per second for each."""
+    out = bench("conform_speed.py", "--case", "test_relu", "test_triu", timeout=120)
+    figures(out, *(rf"^{e}: 2 cases in [\d.]+s \(with start-up\): [\d.]+ cases/s" for e in ("mnn", "onnx2ncnn", "pnnx")))
