@@ -43,6 +43,7 @@ STEP_TIMEOUT = 60.0
 STEP_MEMORY = 4 << 30
 # The input types each path's runtime takes, as kb feeds them (MNN stores int64 as int32: kb.workers.mnn).
 TAKES = {"mnn": {"float32", "int32", "int64", "int8", "uint8"}, "onnx2ncnn": {"float32"}, "pnnx": {"float32"}}
+NARROW = ("float8", "float4", "int4", "uint4", "int2", "uint2")  # types of onnx's newest cases no runtime here has
 NCNN_DIMS = 4  # an ncnn Mat holds at most 4 axes (w, h, d, c), the batch axis of 1 aside
 # A converter that writes a model anyway but says it left an op out: the conversion failed.
 _REFUSED = re.compile(r"not supported|not support|unsupported|not implemented", re.IGNORECASE)
@@ -146,11 +147,14 @@ def _array(value):
     return None
 
 
+_NUMPY_OWN = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+              "float64", "complex64", "complex128", "object"}
+
+
 def _storable(a: np.ndarray) -> np.ndarray:
     """An array np.load gives back as it was: ml_dtypes' types (bfloat16, float8, int4...) as float64, their
     values exact; the case's index keeps the type's name."""
-    return a.astype(np.float64) if a.dtype.kind == "V" or type(a.dtype).__module__.startswith("ml_dtypes") \
-        or a.dtype.name not in np.sctypeDict else a
+    return a if a.dtype.name in _NUMPY_OWN or a.dtype.kind in "SU" else a.astype(np.float64)
 
 
 def _dtype(value) -> str:
@@ -249,6 +253,9 @@ def tolerances(case: Case, reference: dict[str, np.ndarray]) -> tuple[float, flo
 def not_applicable(case: Case, engine: str) -> str | None:
     """Why the engine's runtime cannot take the case's inputs, or None."""
     takes = TAKES[engine]
+    for o in case.outputs:
+        if o["dtype"].startswith(NARROW):
+            return f"output {o['name']!r} is {o['dtype']}: no engine path here has that type"
     for i in case.fed:
         if i["dtype"] not in takes:
             return f"input {i['name']!r} is {i['dtype']}: {engine}'s path takes {', '.join(sorted(takes))} inputs"
@@ -281,14 +288,24 @@ class Result:
                 "duration": round(self.duration, 3)}
 
 
+# onnx2ncnn's closing advice to use pnnx, printed on every run: never the message of a failure
+_BANNER = re.compile(r"onnx2ncnn may not fully meet your needs.*?please refer to https://github.com/pnnx/pnnx\s*",
+                     re.DOTALL)
+
+
+def _message(output: str) -> str:
+    return error_line(_BANNER.sub("", output))
+
+
 def _failed(step: child.StepResult, convert: bool) -> tuple[Outcome, str] | None:
     """How a step failed, or None if it did not."""
     if step.timed_out:
         return Outcome.TIMEOUT, f"{step.name}: {step.fate()}"
     if step.signal:
-        return Outcome.CRASH, f"{step.name}: {step.fate()}: {error_line(step.output)}"
+        return Outcome.CRASH, f"{step.name}: {step.fate()}: {_message(step.output)}"
     if step.returncode != 0 or step.missing:
-        return (Outcome.CONVERT_FAILS if convert else Outcome.RUN_FAILS), f"{step.name}: {step.fate()}: {error_line(step.output)}"
+        kind = Outcome.CONVERT_FAILS if convert else Outcome.RUN_FAILS
+        return kind, f"{step.name}: {step.fate()}: {_message(step.output)}"
     return None
 
 
