@@ -161,6 +161,9 @@ def _dtype(value) -> str:
     return value.dtype.name if isinstance(value, np.ndarray) else type(value).__name__
 
 
+_EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
+
+
 def _collect(root: Path) -> None:
     import onnx
     from onnx import numpy_helper
@@ -174,7 +177,7 @@ def _collect(root: Path) -> None:
     index = []
     for c in found:
         g = c.model.graph
-        base = c.name.removesuffix("_expanded").removesuffix("_ver18")
+        base = _EXPANDED.sub("", c.name)  # test_elu_expanded_ver18: the function body of test_elu's op
         op = single.get(c.name) or single.get(base) or (g.node[0].op_type if g.node else "?")
         node = g.node[0] if len(g.node) == 1 else None
         attrs = ", ".join(_attr(a) for a in node.attribute) if node is not None else ""

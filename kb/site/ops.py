@@ -93,14 +93,25 @@ def _triggered_by(entries: list[Entry]) -> dict[str, list[Entry]]:
 _NUMBERS = re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?")
 
 
+_NAN = re.compile(r", ([1-9]\d*) NaN of ")
+
+
+def _wrong(detail: str) -> str:
+    """A wrong result's line, its figures aside, so cases that are wrong the same way share it."""
+    if "has shape" in detail or "is missing" in detail:
+        return _NUMBERS.sub("#", detail.split(": ", 1)[-1])
+    if _NAN.search(detail):
+        return "NaN or infinite outputs where the reference is finite"
+    return "outputs differ from the reference beyond the tolerance"
+
+
 def _failures(cells: list[tuple[str, object]]) -> list[dict]:
     """Per outcome other than works: how many cases, and their distinct lines (numbers aside), most common first."""
     by: dict[str, dict[str, list[str]]] = {}
     for case, cell in cells:
         if cell.outcome == Outcome.WORKS:
             continue
-        line = cell.detail.split(": ", 1)[-1] if cell.outcome.wrong else cell.detail
-        key = _NUMBERS.sub("#", line) if cell.outcome.wrong else line
+        key = _wrong(cell.detail) if cell.outcome.wrong else cell.detail
         by.setdefault(cell.outcome, {}).setdefault(key, []).append(case)
     out = []
     for outcome in Outcome:
