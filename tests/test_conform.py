@@ -206,3 +206,25 @@ def test_cli_prints_one_json_object_per_case():
     assert [r["outcome"] for r in rows] == ["works", "not applicable"]
     assert "cases/s" in p.stderr
     assert p.returncode in (0, 1), p.stderr  # 1: something not yet accepted
+
+
+def test_the_site_has_an_op_page_per_op_and_an_index(fixture_corpus):
+    """The site's generator writes /ops/ and /ops/<Op>/ from a corpus's conformance/ (none without it), and the
+    hook serves them there."""
+    import shutil
+
+    from kb.site import generate, hooks
+
+    assert not generate.render(fixture_corpus).op_nav  # no ledger, no op pages
+    shutil.copytree(ROOT / "conformance", fixture_corpus / "conformance")
+    site = generate.render(fixture_corpus)
+    assert ("All ops", "ops/index.md") in site.op_nav and ("Resize", "ops/Resize.md") in site.op_nav
+    assert 'href="Resize/"' in site.pages["ops/index.md"]
+    assert "test_resize_upsample_scales_linear" in site.pages["ops/Resize.md"]
+
+    from mkdocs.structure.files import File, Files
+
+    hooks._SCRIPTS.clear()
+    served = hooks.on_files(Files([File(f"{hooks.GENERATED}/{n}", "docs", "site", True)
+                                   for n in ("ops/index.md", "ops/Resize.md")]), None)
+    assert sorted(f.dest_uri for f in served) == ["ops/Resize/index.html", "ops/index.html"]
