@@ -44,7 +44,10 @@ STEP_MEMORY = 4 << 30
 # The input types each path's runtime takes, as kb feeds them (MNN stores int64 as int32: kb.workers.mnn).
 TAKES = {"mnn": {"float32", "int32", "int64", "int8", "uint8"}, "onnx2ncnn": {"float32"}, "pnnx": {"float32"}}
 NARROW = ("float8", "float4", "int4", "uint4", "int2", "uint2")  # types of onnx's newest cases no runtime here has
-NCNN_DIMS = 4  # an ncnn Mat holds at most 4 axes (w, h, d, c), the batch axis of 1 aside
+NCNN_DIMS = 4
+# onnx2ncnn's model of a tensor: axis 0 is a batch of 1, dropped; ncnn's axes are the rest. Where a case's input
+# starts with another size, its axis attributes land on the wrong ncnn axis: said beside the wrong result.
+NO_BATCH = "the input's leading axis is {}, not a batch of 1, and onnx2ncnn takes axis 0 for the batch"  # an ncnn Mat holds at most 4 axes (w, h, d, c), the batch axis of 1 aside
 # A converter that writes a model anyway but says it left an op out: the conversion failed.
 _REFUSED = re.compile(r"not supported|not support|unsupported|not implemented", re.IGNORECASE)
 INDEX = "index.json"
@@ -400,9 +403,13 @@ def _run(case: Case, engine: str, work: Path, timeout: float) -> tuple[Outcome, 
     if failed := _failed(step, convert=False):
         return failed
     try:
-        return judge(case, Outputs.load(case.name, out, engine))
+        outcome, detail = judge(case, Outputs.load(case.name, out, engine))
     except Exception as e:  # noqa: BLE001 -- kb's own shortcoming on this case: it must not stop the others
         return Outcome.CANNOT_FEED, f"kb could not compare the outputs: {type(e).__name__}: {e}"[:300]
+    lead = case.fed[0]["shape"][:1] if case.fed else []
+    if engine == "onnx2ncnn" and outcome.wrong and lead and lead != [1]:
+        detail += f"; {NO_BATCH.format(lead[0])}"
+    return outcome, detail
 
 
 def _empty_feed(work: Path) -> Path:

@@ -58,6 +58,7 @@ def test_a_wrong_result_is_wrong_values_live(cases, tmp_path):
     """onnx2ncnn reads Softmax's axis as ncnn's (batch axis dropped): it runs, and it is wrong."""
     r = _run(cases, "onnx2ncnn", "test_softmax_axis_1", tmp_path)
     assert r.outcome == Outcome.WRONG_VALUES, r.detail
+    assert "leading axis is 3, not a batch of 1" in r.detail  # why, where kb knows it
 
 
 def test_an_int64_input_is_not_applicable_on_ncnn_never_works(cases, tmp_path):

@@ -98,6 +98,8 @@ _NAN = re.compile(r", ([1-9]\d*) NaN of ")
 
 def _wrong(detail: str) -> str:
     """A wrong result's line, its figures aside, so cases that are wrong the same way share it."""
+    if "not a batch of 1" in detail:  # kb.conform.NO_BATCH
+        return "wrong where the input's leading axis is not a batch of 1 (onnx2ncnn takes axis 0 for the batch)"
     if "has shape" in detail or "is missing" in detail:
         return _NUMBERS.sub("#", detail.split(": ", 1)[-1])
     if _NAN.search(detail):
