@@ -244,7 +244,18 @@ def conform(
         if len(pending) >= 50:
             flush()
 
-    results = conform_mod.run(selected, engine, timeout, done)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    with Progress(TextColumn(f"{engine}"), BarColumn(), TextColumn("{task.completed}/{task.total} cases"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
+                  disable=as_json or not err.is_terminal) as progress:
+        task = progress.add_task(engine, total=len(selected))
+
+        def each(r) -> None:
+            done(r)
+            progress.advance(task)
+
+        results = conform_mod.run(selected, engine, timeout, each)
     flush()
     if accept:
         with conformance.locked(ledger):
