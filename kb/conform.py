@@ -44,10 +44,10 @@ STEP_MEMORY = 4 << 30
 # The input types each path's runtime takes, as kb feeds them (MNN stores int64 as int32: kb.workers.mnn).
 TAKES = {"mnn": {"float32", "int32", "int64", "int8", "uint8"}, "onnx2ncnn": {"float32"}, "pnnx": {"float32"}}
 NARROW = ("float8", "float4", "int4", "uint4", "int2", "uint2")  # types of onnx's newest cases no runtime here has
-NCNN_DIMS = 4
+NCNN_DIMS = 4  # an ncnn Mat holds at most 4 axes (w, h, d, c), the batch axis of 1 aside
 # onnx2ncnn's model of a tensor: axis 0 is a batch of 1, dropped; ncnn's axes are the rest. Where a case's input
 # starts with another size, its axis attributes land on the wrong ncnn axis: said beside the wrong result.
-NO_BATCH = "the input's leading axis is {}, not a batch of 1, and onnx2ncnn takes axis 0 for the batch"  # an ncnn Mat holds at most 4 axes (w, h, d, c), the batch axis of 1 aside
+NO_BATCH = "the input's leading axis is {}, not a batch of 1, and onnx2ncnn takes axis 0 for the batch"
 # A converter that writes a model anyway but says it left an op out: the conversion failed.
 _REFUSED = re.compile(r"not supported|not support|unsupported|not implemented", re.IGNORECASE)
 INDEX = "index.json"
@@ -379,7 +379,7 @@ def _run(case: Case, engine: str, work: Path, timeout: float) -> tuple[Outcome, 
             blobs_in, blobs_out = [i["name"] for i in case.fed], dict(zip(names, names))
             axes_in, axes_out = [LEADING] * len(blobs_in), [LEADING] * len(blobs_out)
         else:
-            from kb.engines.pnnx import convert_step, feeding
+            from kb.engines.pnnx import convert_step, feeding, script_for
 
             shapes = ["[" + ",".join(str(d) for d in i["shape"]) + "]" for i in case.fed]
             step, param, bin = convert_step(case.model, work / "pnnx", shapes, timeout=timeout,
@@ -391,7 +391,7 @@ def _run(case: Case, engine: str, work: Path, timeout: float) -> tuple[Outcome, 
                 blobs_out = dict(zip(how.outputs, names))
                 axes_out = [how.outputs[b] for b in blobs_out]
             elif not step.missing and step.returncode == 0:
-                step.missing = [f"{param.stem}_ncnn.py (how pnnx feeds its blobs)"]
+                step.missing = [f"{script_for(param).name} (how pnnx feeds its blobs)"]
         if failed := _failed(step, convert=True):
             return failed
         if refused := _refused(step):
