@@ -229,3 +229,38 @@ def test_the_site_has_an_op_page_per_op_and_an_index(fixture_corpus):
     served = hooks.on_files(Files([File(f"{hooks.GENERATED}/{n}", "docs", "site", True)
                                    for n in ("ops/index.md", "ops/Resize.md")]), None)
     assert sorted(f.dest_uri for f in served) == ["ops/Resize/index.html", "ops/index.html"]
+
+
+def test_after_an_upgrade_the_run_names_the_cases_fixed_and_regressed(tmp_path):
+    """A ledger that accepted test_relu broken and test_abs working on an older release: the installed release
+    fixes one and (here, by a doctored ledger) "regresses" none; the run says which, and --accept records it."""
+    _needs("onnx2ncnn")
+    (tmp_path / "repros").mkdir()
+    ledger = conformance.path(tmp_path, "onnx2ncnn")
+    old = conformance.Provenance(date="2020-01-01", platform="p", onnx="1.0")
+    conformance.accept(ledger, "onnx2ncnn", [_result("test_relu", "0000000", "wrong values", "max abs diff 1"),
+                                             _result("test_triu", "0000000", "works")], old)
+    env = {**os.environ, "KB_ROOT": str(tmp_path)}
+    argv = [sys.executable, "-m", "kb", "conform", "--engine", "onnx2ncnn", "--case", "test_relu", "--case", "test_triu"]
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert p.returncode == 1, p.stderr
+    assert "FIXED (1):\n  test_relu: wrong values on 0000000 -> works" in p.stderr
+    assert "CHANGED (1):\n  test_triu: works on 0000000 -> not applicable" in p.stderr  # a pass became no observation
+    p = subprocess.run([*argv, "--accept"], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    table = conformance.load(ledger)
+    assert table.cells["test_relu"][conform.version("onnx2ncnn")].outcome == Outcome.WORKS
+    assert table.cells["test_relu"]["0000000"].outcome == Outcome.WRONG_VALUES  # history stays
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert p.returncode == 0 and "FIXED" not in p.stderr, p.stderr  # as accepted now
+
+
+@pytest.mark.skipif(not __import__("shutil").which("unshare"), reason="unshare (util-linux) is not installed")
+def test_conform_needs_no_network(tmp_path):
+    _needs("mnn")
+    if subprocess.run(["unshare", "-rn", "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot make a network namespace here")
+    p = subprocess.run(["unshare", "-rn", sys.executable, "-m", "kb", "conform", "--engine", "mnn", "--case", "test_relu",
+                        "--json"], capture_output=True, text=True, env={**os.environ, "KB_ROOT": str(ROOT)}, timeout=120,
+                       check=False)
+    assert json.loads(p.stdout)["outcome"] == "works", p.stderr
