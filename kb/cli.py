@@ -225,6 +225,11 @@ def conform(
                                    onnx=of("onnx") or "?", runtime=conform_mod.runtime(engine))
     moved: dict[str, list[str]] = {}
     pending: list[dict] = []
+
+    def accepted(case: str, version: str):
+        per = table.cells.get(case) or {}
+        return per[version].outcome if version in per else None
+
     start = time.monotonic()
 
     def flush() -> None:
@@ -233,14 +238,26 @@ def conform(
             pending.clear()
 
     def done(r) -> None:
+        if r.intermittent:
+            moved.setdefault(conformance.INTERMITTENT, []).append(f"{r.case}: {r.outcome} ({r.intermittent})")
         word, base = conformance.change(table, r.case, r.engine_version, r.outcome)
-        if word != conformance.EXPECTED:
+        if base and word not in (conformance.EXPECTED, conformance.NEW) and \
+                conformance.is_intermittent(table.cells[r.case][base]):
+            moved.setdefault(conformance.INTERMITTENT, []).append(
+                f"{r.case}: {r.outcome}, where {table.cells[r.case][base].outcome} was accepted: its runs disagree")
+            word = conformance.INTERMITTENT
+        elif word != conformance.EXPECTED:
             was = table.cells[r.case][base].outcome if base else None
             moved.setdefault(word, []).append(f"{r.case}: {was + ' on ' + base + ' -> ' if was else ''}{r.outcome}"
                                               f"{': ' + conformance.short(r.detail) if r.outcome != 'works' else ''}")
         if as_json:
             print(json.dumps({**r.row(), "change": word}), flush=True)
-        pending.append(r.row())
+        row = r.row()
+        if r.intermittent:  # kept in the ledger: the next run knows the case is not deterministic
+            row["detail"] = f"{r.detail}; intermittent: {r.intermittent}"
+        elif word == conformance.INTERMITTENT:
+            row["detail"], row["intermittent"] = f"{r.detail}; intermittent: its runs disagreed before", "before"
+        pending.append(row)
         if len(pending) >= 50:
             flush()
 
@@ -255,7 +272,7 @@ def conform(
             done(r)
             progress.advance(task)
 
-        results = conform_mod.run(selected, engine, timeout, each)
+        results = conform_mod.run(selected, engine, timeout, each, accepted)
     flush()
     if accept:
         with conformance.locked(ledger):
@@ -267,7 +284,8 @@ def conform(
     version = results[0].engine_version if results else "?"
     err.print(f"{engine} {version}: {len(results)} cases in {elapsed:.1f}s, {len(results) / elapsed:.2f} cases/s; "
               + ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])), highlight=False)
-    for word in (conformance.FIXED, conformance.REGRESSION, conformance.DIFFERENTLY, conformance.CHANGED, conformance.NEW):
+    for word in (conformance.FIXED, conformance.REGRESSION, conformance.DIFFERENTLY, conformance.CHANGED, conformance.NEW,
+                 conformance.INTERMITTENT):
         lines = moved.get(word, [])
         if lines and not as_json:
             err.print(f"{word.upper()} ({len(lines)}):", highlight=False)
@@ -277,9 +295,10 @@ def conform(
                 print(f"  ... and {len(lines) - 50} more", file=sys.stderr)
     if accept:
         err.print(f"accepted into {os.path.relpath(ledger)}", highlight=False)
-    elif moved:
+    changed = {w for w in moved if w != conformance.INTERMITTENT}
+    if changed and not accept:
         err.print(f"If this is right, record it: kb conform --engine {engine} ... --accept", highlight=False)
-    raise typer.Exit(0 if accept or not moved else 1)
+    raise typer.Exit(0 if accept or not changed else 1)
 
 
 @app.command()

@@ -184,8 +184,13 @@ def accept(file: Path, engine: str, results: list[dict], where: Provenance) -> i
         table = load(file, engine)
         for r in results:
             table.ops[r["case"]] = r["op"]
-            table.cells.setdefault(r["case"], {})[r["engine_version"]] = Cell(
-                Outcome(r["outcome"]), "" if r["outcome"] == Outcome.WORKS else short(r["detail"]), where)
+            per = table.cells.setdefault(r["case"], {})
+            cell = Cell(Outcome(r["outcome"]), short(r["detail"]) if r["outcome"] != Outcome.WORKS or r.get("intermittent")
+                        else "", where)
+            old = per.get(r["engine_version"])
+            if old is not None and old.outcome == cell.outcome and is_intermittent(old) and not is_intermittent(cell):
+                cell = Cell(cell.outcome, old.detail, where)  # a case once seen to flip stays marked so
+            per[r["engine_version"]] = cell
         write(file, table)
     return len(results)
 
@@ -193,6 +198,12 @@ def accept(file: Path, engine: str, results: list[dict], where: Provenance) -> i
 # How a result compares with what was accepted.
 EXPECTED, NEW = "expected", "new"
 FIXED, REGRESSION, DIFFERENTLY, CHANGED = "fixed", "regression", "fails differently", "changed"
+INTERMITTENT = "intermittent"  # as accepted on a rerun (kb.conform.run): listed, never a change
+
+
+def is_intermittent(cell: Cell) -> bool:
+    """Runs of this case were seen to disagree (kb.conform.run): one differing run is not a fix or a regression."""
+    return "intermittent: " in cell.detail
 
 
 def change(table: Table, case: str, version: str, outcome: Outcome) -> tuple[str, str | None]:
