@@ -74,11 +74,23 @@ def _result(name: str, command: str, rc: int | None, timed_out: bool, start: flo
                       duration=time.monotonic() - start, output=out.decode(errors="replace"))
 
 
+def limit_memory(memory: int | None) -> None:
+    """In a step's own process: cap its address space at `memory` bytes, so a step that would take the machine's
+    memory fails its own allocation (and is reported) instead of waking the kernel's OOM killer."""
+    if memory:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+
 def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
-                shown: str | None = None, env: dict[str, str] | None = None) -> StepResult:
+                shown: str | None = None, env: dict[str, str] | None = None, memory: int | None = None) -> StepResult:
+    """`memory`: the step's address-space cap in bytes (limit_memory), None for none."""
     start = time.monotonic()
     proc = subprocess.Popen(argv, cwd=cwd, env={**step_env(), **(env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                            # only setrlimit runs between fork and exec: no lock a thread may hold
+                            preexec_fn=(lambda: limit_memory(memory)) if memory else None)  # noqa: PLW1509
     timed_out = False
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -91,11 +103,11 @@ def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
 
 def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
                  shown: str | None = None, python: list[str] | None = None, env: dict[str, str] | None = None,
-                 preload: tuple[str, ...] = (), **kwargs: Any) -> StepResult:
+                 preload: tuple[str, ...] = (), memory: int | None = None, **kwargs: Any) -> StepResult:
     """Call `module:function(**kwargs)` in a fresh Python (this one, or the command `python`, e.g. an
     emulated aarch64 one: kb.tools.arm64); it reports through the files it writes. With `preload`
     (modules slow to import there), the Python is a warm server that forks a child per call
-    (kb.forkserver)."""
+    (kb.forkserver). `memory`: the step's address-space cap in bytes (limit_memory)."""
     shown = shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
     python = python or [sys.executable]
     if preload:
@@ -106,11 +118,12 @@ def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cw
         start = time.monotonic()
         with tempfile.NamedTemporaryFile(prefix="kb-step-", suffix=".log") as log:
             fate = forkserver.call(python, {**step_env(), **(env or {})}, preload, target, kwargs,
-                                   Path(log.name), timeout, cwd)
+                                   Path(log.name), timeout, cwd, memory)
             if fate is not None:
                 return _result(name, shown, *fate, start, Path(log.name).read_bytes())
     payload = json.dumps({"target": target, "kwargs": kwargs})
-    return run_command(name, [*python, "-m", "kb.child", payload], timeout=timeout, cwd=cwd, shown=shown, env=env)
+    return run_command(name, [*python, "-m", "kb.child", payload], timeout=timeout, cwd=cwd, shown=shown, env=env,
+                       memory=memory)
 
 
 def _main() -> None:

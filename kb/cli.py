@@ -179,6 +179,129 @@ def accept(
 
 
 @app.command()
+def conform(
+    engine: Annotated[str, typer.Option(help="the engine path: mnn, onnx2ncnn (then ncnn) or pnnx (from ONNX, then ncnn)")],
+    op: Annotated[Optional[list[str]], typer.Option(help="only this op's cases, e.g. Resize (repeatable)")] = None,
+    case: Annotated[Optional[list[str]], typer.Option(help="only this case, e.g. test_resize_upsample_scales_linear (repeatable)")] = None,
+    shard: Annotated[Optional[str], typer.Option(help="I/N: every N-th case from the I-th, to run N processes at once")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object per case, as it finishes")] = False,
+    accept: Annotated[bool, typer.Option("--accept", help="record the outcomes in conformance/ENGINE.yaml")] = False,
+    timeout: Annotated[float, typer.Option(help="seconds per step (a convert, a run)")] = 60.0,
+) -> None:
+    """Run onnx's node-test cases through an engine's whole path and compare them with the accepted ones.
+
+    Exit code: 0 all as accepted (or accepted now), 1 some case is new, fixed, regressed or fails differently,
+    2 bad input.
+    """
+    import time
+
+    from kb import conform as conform_mod, conformance
+    from kb.versions import platform_tag, of
+
+    if engine not in conform_mod.ENGINES:
+        raise KBError("--engine", f"{engine!r}: expected one of {', '.join(conform_mod.ENGINES)}")
+    from kb.engines import missing
+
+    if problem := missing(engine) or (missing("ncnn") if engine != "mnn" else None):
+        raise KBError("--engine", problem)
+    parts = None
+    if shard:
+        try:
+            i, n = (int(x) for x in shard.split("/"))
+            assert 1 <= i <= n
+        except (ValueError, AssertionError):
+            raise KBError("--shard", f"{shard!r}: expected I/N with 1 <= I <= N, e.g. 1/2") from None
+        parts = (i, n)
+    all_cases = conform_mod.cases()
+    unknown = sorted(set(case or []) - set(all_cases))
+    if unknown:
+        raise KBError("--case", f"no node case {unknown[0]!r} in onnx {of('onnx')}")
+    selected = conform_mod.select(all_cases, op, case, parts)
+    if not selected:
+        raise KBError("kb conform", "no case matches the selection")
+    ledger = conformance.path(entries_mod.repo_root(), engine)
+    table = conformance.load(ledger, engine)
+    where = conformance.Provenance(date=time.strftime("%Y-%m-%d", time.gmtime()), platform=platform_tag(),
+                                   onnx=of("onnx") or "?", runtime=conform_mod.runtime(engine))
+    moved: dict[str, list[str]] = {}
+    pending: list[dict] = []
+
+    def accepted(case: str, version: str):
+        per = table.cells.get(case) or {}
+        return per[version].outcome if version in per else None
+
+    start = time.monotonic()
+
+    def flush() -> None:
+        if accept and pending:
+            conformance.accept(ledger, engine, pending, where)
+            pending.clear()
+
+    def done(r) -> None:
+        if r.intermittent:
+            moved.setdefault(conformance.INTERMITTENT, []).append(f"{r.case}: {r.outcome} ({r.intermittent})")
+        word, base = conformance.change(table, r.case, r.engine_version, r.outcome)
+        if base and word not in (conformance.EXPECTED, conformance.NEW) and \
+                conformance.is_intermittent(table.cells[r.case][base]):
+            moved.setdefault(conformance.INTERMITTENT, []).append(
+                f"{r.case}: {r.outcome}, where {table.cells[r.case][base].outcome} was accepted: its runs disagree")
+            word = conformance.INTERMITTENT
+        elif word != conformance.EXPECTED:
+            was = table.cells[r.case][base].outcome if base else None
+            moved.setdefault(word, []).append(f"{r.case}: {was + ' on ' + base + ' -> ' if was else ''}{r.outcome}"
+                                              f"{': ' + conformance.short(r.detail) if r.outcome != 'works' else ''}")
+        if as_json:
+            print(json.dumps({**r.row(), "change": word}), flush=True)
+        row = r.row()
+        if r.intermittent:  # kept in the ledger: the next run knows the case is not deterministic
+            row["detail"] = f"{r.detail}; intermittent: {r.intermittent}"
+        elif word == conformance.INTERMITTENT:
+            row["detail"], row["intermittent"] = f"{r.detail}; intermittent: its runs disagreed before", "before"
+        pending.append(row)
+        if len(pending) >= 50:
+            flush()
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    with Progress(TextColumn(f"{engine}"), BarColumn(), TextColumn("{task.completed}/{task.total} cases"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
+                  disable=as_json or not err.is_terminal) as progress:
+        task = progress.add_task(engine, total=len(selected))
+
+        def each(r) -> None:
+            done(r)
+            progress.advance(task)
+
+        results = conform_mod.run(selected, engine, timeout, each, accepted)
+    flush()
+    if accept:
+        with conformance.locked(ledger):
+            conformance.write_cases(entries_mod.repo_root(), conform_mod.index(all_cases))
+    elapsed = time.monotonic() - start
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    version = results[0].engine_version if results else "?"
+    err.print(f"{engine} {version}: {len(results)} cases in {elapsed:.1f}s, {len(results) / elapsed:.2f} cases/s; "
+              + ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])), highlight=False)
+    for word in (conformance.FIXED, conformance.REGRESSION, conformance.DIFFERENTLY, conformance.CHANGED, conformance.NEW,
+                 conformance.INTERMITTENT):
+        lines = moved.get(word, [])
+        if lines and not as_json:
+            err.print(f"{word.upper()} ({len(lines)}):", highlight=False)
+            for line in lines[:50]:
+                print(f"  {line}", file=sys.stderr)
+            if len(lines) > 50:
+                print(f"  ... and {len(lines) - 50} more", file=sys.stderr)
+    if accept:
+        err.print(f"accepted into {os.path.relpath(ledger)}", highlight=False)
+    changed = {w for w in moved if w != conformance.INTERMITTENT}
+    if changed and not accept:
+        err.print(f"If this is right, record it: kb conform --engine {engine} ... --accept", highlight=False)
+    raise typer.Exit(0 if accept or not changed else 1)
+
+
+@app.command()
 def scan(
     model: Annotated[str, typer.Argument(help="an ONNX model, or a torch.export program (.pt2)")],
     engine: Annotated[Optional[list[str]], typer.Option(

@@ -34,14 +34,14 @@ _SLACK = 30.0  # beyond a job's own timeout (the server enforces that), how long
 
 
 def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], target: str, kwargs: dict[str, Any],
-         output: Path, timeout: float, cwd: Path | None) -> tuple[int | None, bool] | None:
+         output: Path, timeout: float, cwd: Path | None, memory: int | None = None) -> tuple[int | None, bool] | None:
     """Run `target(**kwargs)` in a fork of the warm server for (python, environment, preload), the
     environment `env` (kb.child's steps' with the caller's), as a fresh process would have it; its output goes to
     `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
     (the caller then runs the step in a fresh process)."""
     key = (tuple(python), tuple(sorted((k, v) for k, v in env.items() if k not in _VOLATILE)), preload)
     job = json.dumps({"target": target, "kwargs": kwargs, "output": str(output), "timeout": timeout,
-                      "cwd": str(cwd) if cwd else None}) + "\n"
+                      "cwd": str(cwd) if cwd else None, "memory": memory}) + "\n"
     with _lock:
         server = _servers.get(key)
         if server is None or server.poll() is not None:
@@ -115,6 +115,10 @@ def _child(job: dict[str, Any], null: int) -> None:
     code = 1
     try:
         os.setsid()
+        if job.get("memory"):
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (job["memory"], job["memory"]))
         out = os.open(job["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(null, 0)
         os.dup2(out, 1)

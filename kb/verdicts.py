@@ -126,3 +126,39 @@ class Assessment(StrEnum):
     @property
     def needs_review(self) -> bool:
         return self in (Assessment.CHANGED, Assessment.NEW, Assessment.ERROR)
+
+
+class Outcome(StrEnum):
+    """How an ONNX node-test case fared on an engine (kb conform): the verdict's reason, in a reader's words.
+
+    A case is judged as a control check is (CheckKind.CONTROL: a model that must run correctly; no bug is
+    described, so never reproduces/fixed): WORKS when the engine's whole path completed and matched the
+    reference, BROKEN for every way it did not. NOT_APPLICABLE (an input type or rank the engine's runtime does
+    not take: ncnn takes float32 tensors only) says nothing about the op, so it is SKIPPED, as an engine that
+    is not installed is; CANNOT_FEED (kb cannot build or feed the case's inputs: sequences, optionals) is kb's
+    shortcoming, an ERROR. Neither ever counts as a pass."""
+
+    WORKS = "works"
+    WRONG_VALUES = "wrong values"  # completed; outputs outside the tolerance, or NaN where the reference is not
+    WRONG_SHAPE = "wrong shape"  # completed; an output's shape differs (unit axes aside) or an output is missing
+    CONVERT_FAILS = "fails to convert"  # the converter refused or wrote nothing; the detail is its message line
+    RUN_FAILS = "fails to run"  # the runtime stopped with an error (load_param failed, an exception)
+    CRASH = "crash"  # a step was killed by a signal
+    TIMEOUT = "timed out"
+    NOT_APPLICABLE = "not applicable"
+    CANNOT_FEED = "cannot feed"
+
+    @property
+    def verdict(self) -> Verdict:
+        if self == Outcome.WORKS:
+            return Verdict.WORKS
+        if self == Outcome.NOT_APPLICABLE:
+            return Verdict.SKIPPED
+        if self == Outcome.CANNOT_FEED:
+            return Verdict.ERROR
+        return Verdict.BROKEN
+
+    @property
+    def wrong(self) -> bool:
+        """Completed, with the wrong answer: the worst kind of failure, silent."""
+        return self in (Outcome.WRONG_VALUES, Outcome.WRONG_SHAPE)

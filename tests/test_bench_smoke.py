@@ -206,3 +206,9 @@ def test_locate_real():
         pytest.skip("MNN or the entry's cached exports are missing (run `kb check mnn-argmax-semantics` once)")
     out = bench("locate_real.py", "--engine", "mnn", "--entry", "mnn-argmax-semantics", timeout=300)
     figures(out, r"^KB074 argmax-last\s+mnn\s+hit\s+located ArgMax", r"^\d+ cases: \d+ hit, .* median [\d.]+ s")
+
+
+def test_conform_speed():
+    """Two cases per engine path: the bench prints cases per second for each."""
+    out = bench("conform_speed.py", "--case", "test_relu", "test_triu", timeout=120)
+    figures(out, *(rf"^{e}: 2 cases in [\d.]+s \(with start-up\): [\d.]+ cases/s" for e in ("mnn", "onnx2ncnn", "pnnx")))

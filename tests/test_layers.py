@@ -7,9 +7,9 @@ KB = Path(__file__).resolve().parent.parent / "kb"
 LAYERS = {  # the README's map, top (0) to bottom
     0: ["verdicts", "tags", "errors", "paths", "versions", "engines"],  # engines: the registry, kb/engines/__init__.py
     1: ["pattern", "pipelines", "schema", "entries", "messages", "records", "expectations", "checks", "history",
-        "status", "compare"],
+        "status", "compare", "conformance"],
     2: ["child", "target", "forkserver", "export", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
-        "accepting"],
+        "accepting", "conform"],
     3: ["match", "site", "locate"],
     4: ["contracts", "pytest_plugin", "cli", "scaffold", "__main__", "__init__"],
 }

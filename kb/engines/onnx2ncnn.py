@@ -12,7 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
-from kb.child import run_command
+from kb import child
 from kb.engines.base import Engine
 
 COMMIT_FILE = "ncnn-commit"
@@ -50,6 +50,14 @@ def _commit(tool: str) -> str | None:
     return None
 
 
+def convert_step(model: Path, param: Path, bin: Path, timeout: float = child.DEFAULT_TIMEOUT,
+                 memory: int | None = None) -> child.StepResult:
+    """onnx2ncnn `model` into `param` and `bin`, in a child. Session-free, so kb.conform converts exactly as the
+    checks do."""
+    return child.run_command(f"onnx2ncnn {model.name}", [_tool(), str(model), str(param), str(bin)], timeout=timeout,
+                             memory=memory, shown=f"onnx2ncnn {model.name} {param.name} {bin.name}")
+
+
 class Onnx2Ncnn(Engine):
     name = "onnx2ncnn"
 
@@ -79,9 +87,7 @@ class Onnx2Ncnn(Engine):
     def convert(self, model: Path) -> tuple[Path, Path]:
         model = self.s.source(model)
         param, bin = self.s.path(f"{model.stem}.param"), self.s.path(f"{model.stem}.bin")
-        self.s.step(run_command(f"onnx2ncnn {model.name}", [_tool(), str(model), str(param), str(bin)],
-                                shown=f"onnx2ncnn {model.name} {param.name} {bin.name}"),
-                    produces=[param, bin])
+        self.s.step(convert_step(model, param, bin), produces=[param, bin])
         return param, bin
 
     def run(self, case: str, model: Path | None = None, inputs=("in0",), outputs=("out0",)):

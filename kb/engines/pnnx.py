@@ -7,7 +7,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb.child import run_command
+from kb.child import StepResult, run_command
 from kb.engines.base import Engine
 
 NO_BATCH = 233  # pnnx's batch_index for "this blob has no batch axis"
@@ -68,6 +68,31 @@ def feeding(param: Path) -> Feeding | None:
     return read_feeding(script_for(param))
 
 
+def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None = None,
+                 timeout: float = 300, memory: int | None = None) -> tuple[StepResult, Path, Path]:
+    """pnnx `model` (.pt or .onnx, copied into `work`, where pnnx writes its outputs) with input shapes `shapes`
+    (pnnx's inputshape= items, e.g. "[1,3,4,5]"), in a child; return the step and the ncnn (param, bin) it
+    should have written. Session-free, so kb.conform converts exactly as the checks do."""
+    import pnnx
+
+    work.mkdir(parents=True, exist_ok=True)
+    src = work / model.name  # pnnx writes its outputs next to its input
+    shutil.copy(model, src)
+    data = model.with_name(model.name + ".data")  # torch's dynamo export keeps the weights beside the model
+    if data.is_file():
+        shutil.copy(data, work / data.name)
+    shape = ",".join(shapes)
+    param, bin = work / f"{src.stem}.ncnn.param", work / f"{src.stem}.ncnn.bin"
+    py = script_for(param)
+    # Named explicitly: pnnx otherwise derives names from the input's, with '-' turned into '_'.
+    argv = [pnnx.EXEC_PATH, str(src), f"inputshape={shape}", f"ncnnparam={param}", f"ncnnbin={bin}",
+            f"ncnnpy={py}"] + ([] if fp16 is None else [f"fp16={int(fp16)}"])
+    step = run_command(f"pnnx {model.name}", argv, cwd=work, timeout=timeout, memory=memory,
+                       shown=f"pnnx {model.name} inputshape={shape} ncnnparam={param.name} "
+                             f"ncnnbin={bin.name} ncnnpy={py.name}" + ("" if fp16 is None else f" fp16={int(fp16)}"))
+    return step, param, bin
+
+
 class PNNX(Engine):
     name = "pnnx"
 
@@ -78,25 +103,10 @@ class PNNX(Engine):
         pnnx also writes the *_ncnn.py that runs them (`script_for(param)`); `feeding(param)` reads from
         it whether each blob has a batch axis, which s.ncnn.run follows.
         """
-        import pnnx
-
         work = self.s.path(f"pnnx-{model.suffix[1:]}")
-        work.mkdir(exist_ok=True)
-        src = work / model.name  # pnnx writes its outputs next to its input
-        shutil.copy(model, src)
-        data = model.with_name(model.name + ".data")  # torch's dynamo export keeps the weights beside the model
-        if data.is_file():
-            shutil.copy(data, work / data.name)
-        shapes = ",".join(str(s).replace(" ", "") for s in self.s.artifacts.case(case)["inputs"].values())
-        param, bin = work / f"{src.stem}.ncnn.param", work / f"{src.stem}.ncnn.bin"
-        py = script_for(param)
-        # Named explicitly: pnnx otherwise derives names from the input's, with '-' turned into '_'.
-        argv = [pnnx.EXEC_PATH, str(src), f"inputshape={shapes}", f"ncnnparam={param}", f"ncnnbin={bin}",
-                f"ncnnpy={py}"] + ([] if fp16 is None else [f"fp16={int(fp16)}"])
-        self.s.step(run_command(f"pnnx {model.name}", argv, cwd=work, timeout=300,
-                                shown=f"pnnx {model.name} inputshape={shapes} ncnnparam={param.name} "
-                                      f"ncnnbin={bin.name} ncnnpy={py.name}" + ("" if fp16 is None else f" fp16={int(fp16)}")),
-                    produces=[param, bin])
+        shapes = [str(s).replace(" ", "") for s in self.s.artifacts.case(case)["inputs"].values()]
+        step, param, bin = convert_step(model, work, shapes, fp16)
+        self.s.step(step, produces=[param, bin])
         return param, bin
 
     def to_ncnn(self, case: str, source: str | Path = "torchscript", inputs=("in0",), outputs=("out0",)):

@@ -37,6 +37,7 @@ class Site:
     nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name), home first
     statuses: dict[str, EntryStatus] = field(default_factory=dict)  # slug -> status
     message_nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name): the "Messages" section
+    op_nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name): the "ONNX ops" section
     # The search box's scripts (asset path -> text), written out from kb explain's own rules: pasted noise,
     # the pages a line names, the words' ranking.
     scripts: dict[str, str] = field(default_factory=dict)
@@ -69,6 +70,10 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
         rows.append((e, st))
     site.pages[HOME] = pages.home_page(rows)
     _message_pages(site, known, entries)
+    from kb.site import ops
+
+    op_pages, site.op_nav = ops.pages(root, entries)  # /ops/<Op>/ from conformance/*.yaml
+    site.pages.update(op_pages)
     site.scripts = _scripts(entries, known)
     site.nav.sort(key=lambda t: t[0])
     site.nav.insert(0, ("Home", HOME))
@@ -126,7 +131,7 @@ def write(site: Site, out_docs_dir: Path) -> list[Path]:
             tmp.write_text(text, encoding="utf-8")
             tmp.replace(path)
         written.append(path)
-    for stale in (*out_docs_dir.glob("*.md"), *out_docs_dir.glob("messages/*.md")):
+    for stale in (*out_docs_dir.glob("*.md"), *out_docs_dir.glob("messages/*.md"), *out_docs_dir.glob("ops/*.md")):
         if stale.relative_to(out_docs_dir).as_posix() not in site.pages:
             stale.unlink()
     return written

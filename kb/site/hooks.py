@@ -36,6 +36,8 @@ def on_config(config):
         # mkdocs prints nav titles as HTML: a message's <placeholder> must reach the reader as text
         config.nav.append({"Messages": [{html.escape(title, quote=False): f"{GENERATED}/{name}"}
                                         for title, name in site.message_nav]})
+    if site.op_nav:  # the op pages: /ops/ and /ops/<Op>/
+        config.nav.append({"ONNX ops": [{title: f"{GENERATED}/{name}"} for title, name in site.op_nav]})
     if site.redirects:
         redirects = config.plugins.get("redirects")
         if redirects is None:
@@ -50,15 +52,16 @@ def on_config(config):
 
 @event_priority(100)  # before mkdocs-redirects notes the pages' addresses
 def on_files(files: Files, config) -> Files:
-    """entries/<slug>.md is served at /<slug>/, entries/messages/<id>.md at /messages/<id>/ and
-    entries/index.md at /: addresses stay short and independent of where the generator writes."""
+    """entries/<slug>.md is served at /<slug>/, entries/messages/<id>.md at /messages/<id>/, entries/ops/<Op>.md
+    at /ops/<Op>/ (entries/ops/index.md at /ops/) and entries/index.md at /: addresses stay short and independent of where the generator writes."""
     for f in list(files):
         if not (f.src_uri.startswith(f"{GENERATED}/") and f.is_documentation_page()):
             continue
         name = f.src_uri[len(GENERATED) + 1:]
-        if "/" in name and not (name.startswith("messages/") and name.count("/") == 1):
+        if "/" in name and not (name.startswith(("messages/", "ops/")) and name.count("/") == 1):
             continue
-        dest = "index.html" if name == generate.HOME else f"{name[:-3]}/index.html"
+        dest = ("index.html" if name == generate.HOME else "ops/index.html" if name == "ops/index.md"
+                else f"{name[:-3]}/index.html")
         files.remove(f)
         files.append(File(f.src_uri, f.src_dir, f.dest_dir, f.use_directory_urls, dest_uri=dest,
                           inclusion=f.inclusion))
@@ -69,9 +72,9 @@ def on_files(files: Files, config) -> Files:
 
 
 def on_serve(server, config, builder):
-    """Rebuild when an entry or a record changes, not only when docs/ does."""
+    """Rebuild when an entry, a record or a conformance ledger changes, not only when docs/ does."""
     root = corpus_root(config)
-    for path in (root / "repros", generate.records_dir(root)):
+    for path in (root / "repros", generate.records_dir(root), root / "conformance"):
         if path.is_dir():
             server.watch(str(path))
     return server

@@ -61,3 +61,30 @@ def session(model: str, feed: str, out: str, outputs: list[str], precision: str 
         o.copyToHostTensor(host)
         res[name] = np.array(host.getData(), dtype=np.float32).reshape(o.getShape())
     np.savez(out, **res)
+
+
+def run_typed(model: str, feed: str, out: str, outputs: list[str]) -> None:
+    """As `run`, but each input keeps its integer type (MNN's int32 for int64, as its converter stores int64);
+    outputs are written in the type MNN gives them. For kb.conform, whose ONNX node cases feed integer tensors."""
+    import MNN.expr as F
+    import MNN.nn as nn
+    import numpy as np
+
+    types = {"float32": F.float, "int32": F.int, "int64": F.int, "int8": F.int8, "uint8": F.uint8}
+    with np.load(feed) as z:
+        inputs = {k: z[k] for k in z.files}
+    net = nn.load_module_from_file(model, list(inputs), outputs)
+    xs = []
+    for a in inputs.values():
+        a = a.astype(np.int32) if a.dtype == np.int64 else a
+        xs.append(F.const(np.ascontiguousarray(a).flatten().tolist(), list(a.shape), F.NCHW, types[a.dtype.name]))
+    ys = net.forward(xs)
+    if len(ys) != len(outputs):
+        raise SystemExit(f"MNN forward returned {len(ys)} outputs, expected {len(outputs)}")
+    res = {}
+    for n, y in zip(outputs, ys):
+        if y.data_format == F.NC4HW4:
+            y = F.convert(y, F.NCHW)
+        # an empty output (a zero in its shape) has nothing to read: read() raises on it
+        res[n] = np.zeros(y.shape, np.float32) if 0 in y.shape else np.array(y.read())
+    np.savez(out, **res)

@@ -1,0 +1,184 @@
+"""The op pages, /ops/<Op>/: how onnx's node-test cases of one op fared on each engine path and release
+(the conformance ledgers, conformance/<engine>.yaml, written by `kb conform --accept`), and the index /ops/.
+
+A page groups the op's cases by the node's attributes (conformance/cases.yaml), says per engine and release how
+many work and how the others fail (the converter's or runtime's own message line), and links the entries whose
+trigger names the op.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb import conformance
+from kb.conformance import Table
+from kb.engines import ENGINES
+from kb.entries import Entry
+from kb.site.markup import env
+from kb.verdicts import Outcome
+from kb.versions import version_key
+
+FOLDER = "ops"
+TEMPLATE = "op.md.j2"
+INDEX_TEMPLATE = "ops.md.j2"
+PATH_LABEL = {"mnn": "MNN", "onnx2ncnn": "onnx2ncnn → ncnn", "pnnx": "pnnx → ncnn"}
+FAILURES_SHOWN = 8  # distinct failure lines per engine and outcome
+
+
+def page_name(op: str) -> str:
+    return f"{FOLDER}/{op}.md"
+
+
+@dataclass
+class Column:
+    engine: str
+    version: str
+    runtime: str
+
+    @property
+    def label(self) -> str:
+        return f"{PATH_LABEL.get(self.engine, self.engine)} {self.version}"
+
+
+@dataclass
+class Conformance:
+    """Every ledger of a corpus, read once."""
+
+    tables: dict[str, Table]
+    index: conformance.CaseIndex | None
+    columns: list[Column] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, root: Path) -> Conformance:
+        tables = {e: conformance.load(conformance.path(root, e), e) for e in conformance.engines(root)
+                  if e in PATH_LABEL}
+        c = cls(tables, conformance.load_cases(root))
+        for e, t in tables.items():
+            for v in sorted(t.versions(), key=version_key, reverse=True):
+                where = next((cell.where for per in t.cells.values() for vv, cell in per.items() if vv == v), None)
+                c.columns.append(Column(e, v, where.runtime if where else ""))
+        return c
+
+    def ops(self) -> dict[str, list[str]]:
+        """op -> its cases, sorted."""
+        found: dict[str, set[str]] = {}
+        for t in self.tables.values():
+            for case, op in t.ops.items():
+                found.setdefault(op, set()).add(case)
+        return {op: sorted(cases) for op, cases in sorted(found.items(), key=lambda kv: kv[0].lower())}
+
+
+def _group(case: str, op: str, info) -> str:
+    if info is not None and info.attrs:
+        return info.attrs
+    if case.endswith("_expanded") or "_expanded_" in case:
+        return "function expansion (the op written as its ONNX function body)"
+    return "default attributes"
+
+
+def _triggered_by(entries: list[Entry]) -> dict[str, list[Entry]]:
+    """op -> the entries whose trigger pattern names it."""
+    found: dict[str, list[Entry]] = {}
+    for e in entries:
+        for p in e.meta.trigger:
+            for spec in p.nodes.values():
+                for op in spec.ops() or ():
+                    if e not in found.setdefault(op, []):
+                        found[op].append(e)
+    return found
+
+
+_NUMBERS = re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+_NAN = re.compile(r", ([1-9]\d*) NaN of ")
+
+
+def _wrong(detail: str) -> str:
+    """A wrong result's line, its figures aside, so cases that are wrong the same way share it."""
+    if "not a batch of 1" in detail:  # kb.conform.NO_BATCH
+        return "wrong where the input's leading axis is not a batch of 1 (onnx2ncnn takes axis 0 for the batch)"
+    if "has shape" in detail or "is missing" in detail:
+        return _NUMBERS.sub("#", detail.split(": ", 1)[-1])
+    if _NAN.search(detail):
+        return "NaN or infinite outputs where the reference is finite"
+    return "outputs differ from the reference beyond the tolerance"
+
+
+def _failures(cells: list[tuple[str, object]]) -> list[dict]:
+    """Per outcome other than works: how many cases, and their distinct lines (numbers aside), most common first."""
+    by: dict[str, dict[str, list[str]]] = {}
+    for case, cell in cells:
+        if cell.outcome == Outcome.WORKS:
+            continue
+        # a message naming the case's own tensors (expanded functions are named after the case) groups as one
+        key = _wrong(cell.detail) if cell.outcome.wrong else cell.detail.replace(case, "<case>")
+        by.setdefault(cell.outcome, {}).setdefault(key, []).append(case)
+    out = []
+    for outcome in Outcome:
+        lines = by.get(outcome)
+        if not lines:
+            continue
+        ranked = sorted(lines.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        out.append({"outcome": str(outcome), "n": sum(len(c) for c in lines.values()),
+                    "lines": [{"line": k, "cases": cases} for k, cases in ranked[:FAILURES_SHOWN]],
+                    "more": max(0, len(ranked) - FAILURES_SHOWN)})
+    return out
+
+
+def _counts(cells) -> dict[str, int]:
+    counts = {str(o): 0 for o in Outcome}
+    for cell in cells:
+        counts[str(cell.outcome)] += 1
+    return counts
+
+
+def op_page(op: str, cases: list[str], conf: Conformance, entries: list[Entry], onnx: str) -> str:
+    columns = conf.columns
+    info = conf.index.cases if conf.index else {}
+    groups: dict[str, list[dict]] = {}
+    for case in cases:
+        row = {"case": case, "fed": info[case].fed if case in info else "", "cells": []}
+        for col in columns:
+            cell = conf.tables[col.engine].cells.get(case, {}).get(col.version)
+            row["cells"].append(cell)
+        groups.setdefault(_group(case, op, info.get(case)), []).append(row)
+    summary = []
+    for i, col in enumerate(columns):
+        mine = [(case, conf.tables[col.engine].cells[case][col.version]) for case in cases
+                if col.version in conf.tables[col.engine].cells.get(case, {})]
+        summary.append({"col": col, "n": len(mine), "counts": _counts(c for _, c in mine),
+                        "failures": _failures(mine)})
+    ordered = sorted(groups.items(), key=lambda kv: (kv[0] == "default attributes", kv[0].startswith("function"), kv[0]))
+    ordered.sort(key=lambda kv: 0 if kv[0] == "default attributes" else 1)
+    return env.get_template(TEMPLATE).render(
+        op=op, onnx=onnx, cases=cases, columns=columns, summary=summary, groups=ordered,
+        outcomes=[str(o) for o in Outcome], entries=_triggered_by(entries).get(op, []),
+        engines=sorted({PATH_LABEL.get(c.engine, c.engine) for c in columns}),
+        labels={e: ENGINES[e].shown for e in ENGINES})
+
+
+def pages(root: Path, entries: list[Entry]) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """(file name -> Markdown, nav (title, file name)) of the op pages and their index; none without a ledger."""
+    conf = Conformance.load(root)
+    if not conf.tables:
+        return {}, []
+    onnx = conf.index.onnx if conf.index else "?"
+    ops = conf.ops()
+    out, nav = {}, []
+    rows = []
+    for op, cases in ops.items():
+        out[page_name(op)] = op_page(op, cases, conf, entries, onnx)
+        nav.append((op, page_name(op)))
+        per = []
+        for col in conf.columns:
+            cells = [conf.tables[col.engine].cells[c][col.version] for c in cases
+                     if col.version in conf.tables[col.engine].cells.get(c, {})]
+            measured = [c for c in cells if c.outcome.verdict.value in ("works", "broken")]
+            per.append({"works": sum(c.outcome == Outcome.WORKS for c in cells), "measured": len(measured),
+                        "n": len(cells)})
+        rows.append({"op": op, "n": len(cases), "per": per})
+    out[f"{FOLDER}/index.md"] = env.get_template(INDEX_TEMPLATE).render(rows=rows, columns=conf.columns, onnx=onnx)
+    return out, [("All ops", f"{FOLDER}/index.md"), *nav]
