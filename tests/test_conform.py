@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from kb import conform, conformance
+from kb import conform, conformance, paths
 from kb.compare import Outputs
 from kb.engines import missing
 from kb.verdicts import Outcome, Verdict
@@ -240,7 +240,9 @@ def test_after_an_upgrade_the_run_names_the_cases_fixed_and_regressed(tmp_path):
     old = conformance.Provenance(date="2020-01-01", platform="p", onnx="1.0")
     conformance.accept(ledger, "onnx2ncnn", [_result("test_relu", "0000000", "wrong values", "max abs diff 1"),
                                              _result("test_triu", "0000000", "works")], old)
-    env = {**os.environ, "KB_ROOT": str(tmp_path)}
+    # the engines built and the exports made for the real corpus stay in use (CI sets neither variable)
+    env = {**os.environ, "KB_ROOT": str(tmp_path), "KB_TOOLS": str(paths.state("tools", ROOT)),
+           "KB_CACHE": str(paths.state("cache", ROOT))}
     argv = [sys.executable, "-m", "kb", "conform", "--engine", "onnx2ncnn", "--case", "test_relu", "--case", "test_triu"]
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
     assert p.returncode == 1, p.stderr
