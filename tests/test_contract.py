@@ -134,6 +134,17 @@ def test_kb_check_json(fixture_entry, corpus):
     assert row["verdict"] == "fixed" and row["versions"]["torch"].startswith("2.13.0")
 
 
+def test_kb_check_an_entry_whose_checks_are_all_rows(fixture_entry, corpus):
+    """No test_checks.py: kb check (and so kb matrix, which runs it per release) collects the page."""
+    folder = fixture_entry(GUARD)
+    (folder / "test_checks.py").unlink()
+    edit(folder / "README.md", "guard:\n", "checks:\n  - {name: silu, bug: [drift], run: onnxruntime, case: silu}\nguard:\n")
+    p = kb(corpus, "check", GUARD, "--json")
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads(p.stdout)
+    assert (row["entry"], row["check"], row["verdict"]) == (GUARD, "silu", "fixed")
+
+
 def test_a_corrupt_cached_model_is_exported_again(fixture_entry, corpus, tmp_path):
     from kb.artifacts import prepare
     from kb.entries import load_entry
