@@ -277,7 +277,8 @@ def conform(
     flush()
     if accept:
         with conformance.locked(ledger):
-            conformance.write_cases(entries_mod.repo_root(), conform_mod.index(all_cases))
+            root = entries_mod.repo_root()
+            conformance.write_cases(root, conform_mod.index(all_cases, conformance.load_cases(root)))
     elapsed = time.monotonic() - start
     counts: dict[str, int] = {}
     for r in results:

@@ -87,15 +87,19 @@ class Case:
         return {k: getattr(self, k) for k in ("name", "op", "attrs", "inputs", "outputs", "problem")}
 
 
-def index(all_cases: dict[str, Case]):
-    """The cases as conformance/cases.yaml keeps them (kb.conformance.CaseIndex)."""
+def index(all_cases: dict[str, Case], before=None):
+    """The cases as conformance/cases.yaml keeps them (kb.conformance.CaseIndex); `before`, the index it replaces,
+    keeps its cases' `disputed` notes."""
     from kb.conformance import CaseIndex, CaseInfo
+
+    kept = {n: i.disputed for n, i in (before.cases.items() if before else ()) if i.disputed}
 
     def fed(c: Case) -> str:
         return ", ".join(f"{i['name']} {i['dtype']}[{','.join(map(str, i['shape']))}]" for i in c.fed)
 
     return CaseIndex(onnx=versions.of("onnx") or "?", cases={
-        c.name: CaseInfo(op=c.op, attrs=c.attrs, fed=fed(c), problem=c.problem or "") for c in all_cases.values()})
+        c.name: CaseInfo(op=c.op, attrs=c.attrs, fed=fed(c), problem=c.problem or "", disputed=kept.get(c.name, ""))
+        for c in all_cases.values()})
 
 
 def cases_dir() -> Path:
@@ -116,7 +120,7 @@ def cases(names: list[str] | None = None) -> dict[str, Case]:
     return found if names is None else {n: found[n] for n in names if n in found}
 
 
-def _attr(a) -> str:
+def attr_text(a) -> str:
     import onnx
 
     v = onnx.helper.get_attribute_value(a)
@@ -184,7 +188,7 @@ def _collect(root: Path) -> None:
         base = _EXPANDED.sub("", c.name)  # test_elu_expanded_ver18: the function body of test_elu's op
         op = single.get(c.name) or single.get(base) or (g.node[0].op_type if g.node else "?")
         node = g.node[0] if len(g.node) == 1 else None
-        attrs = ", ".join(_attr(a) for a in node.attribute) if node is not None else ""
+        attrs = ", ".join(attr_text(a) for a in node.attribute) if node is not None else ""
         ins, outs = c.data_sets[0] if c.data_sets else ([], [])
         bad = [_dtype(v) for v in [*ins, *outs] if _array(v) is None]
         ins, outs = [_array(v) for v in ins], [_array(v) for v in outs]

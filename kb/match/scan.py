@@ -106,6 +106,7 @@ def scan_command(model: str, engines: list[str], as_json: bool) -> int:
     else:
         blind = [e for e in entries if e.meta.untriggered and _concerns(e, named)]
         print(_as_text(str(loaded.path), scanned, problems, wanted, sum(len(e.meta.trigger) for e in entries), blind))
+        print(_op_cases(loaded.model, wanted, problems), end="")
     return codes.FOUND if any(p.affects for p in problems) else codes.NOTHING_FOUND
 
 
@@ -220,6 +221,28 @@ def _as_text(name: str, scanned: Scanned, problems: list[Problem], wanted: list[
         lines += ["", "Not predictable from a model's graph, so not scanned for:"]
         lines += [f"  {e.meta.id}  {e.meta.title}: {page_url(e.slug)}" for e in blind]
     return "\n".join(lines)
+
+
+def _op_cases(model, wanted: list[Wanted], problems: list[Problem]) -> str:
+    """ONNX's own node tests of the model's ops and attributes that fail on the engines asked about (all with a
+    conformance ledger, newest release, without --engine): below the entries, and only on nodes no entry of that
+    engine matched (an entry already says more)."""
+    from kb import conformance
+    from kb.match.opcases import failing_cases, op_url
+    from kb.paths import repo_root
+
+    root = repo_root()
+    asked = [(w.engine, w.version) for w in wanted] or [(e, None) for e in conformance.engines(root)]
+    known = {(e, node) for p in problems for e in p.entry.meta.engines for fs in p.matches.values() for f in fs
+             for node in f.match.nodes.values()}
+    found = [c for c in failing_cases(model, root, [(e, v) for e, v in asked if e in conformance.engines(root)])
+             if (c.engine, c.node) not in known]
+    if not found:
+        return ""
+    lines = ["", "Not a known problem, but measured: ONNX's own node tests with the same op and attributes fail:"]
+    for c in found:
+        lines.append(f"  {c.text()}: {op_url(c.op)}")
+    return "\n".join(lines) + "\n"
 
 
 def _count(n: int) -> str:

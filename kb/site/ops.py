@@ -140,7 +140,8 @@ def op_page(op: str, cases: list[str], conf: Conformance, entries: list[Entry], 
     info = conf.index.cases if conf.index else {}
     groups: dict[str, list[dict]] = {}
     for case in cases:
-        row = {"case": case, "fed": info[case].fed if case in info else "", "cells": []}
+        row = {"case": case, "fed": info[case].fed if case in info else "", "cells": [],
+               "disputed": info[case].disputed if case in info else ""}
         for col in columns:
             cell = conf.tables[col.engine].cells.get(case, {}).get(col.version)
             row["cells"].append(cell)
