@@ -44,6 +44,13 @@ def _mnn_session(s, case, flags=(), cpu=None, precision="normal"):
     return s.mnn.run_session(s.mnn.convert(case, *flags), cpu=cpu, precision=precision)
 
 
+def _mnnquant(s, case, method="KL", samples=4, flags=(), cpu=None, precision="normal"):
+    model = s.mnn.convert(case, *flags, tag="-".join(f.strip("-") for f in flags))
+    config = s.mnn.sequence_calibration(case, method, samples=samples)
+    return s.mnn.run(s.mnn.quantize(model, config, name=f"{model.stem}.{method}.mnn"), case, cpu=cpu,
+                     precision=precision)
+
+
 def _onnxruntime(s, case):
     return s.onnxruntime.run(s.artifacts.onnx(case), case)
 
@@ -69,5 +76,9 @@ PIPELINES = {p.name: p for p in (
     Pipeline("mnn", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Module API", _MNN, _mnn),
     Pipeline("mnn-session", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Session API", _MNN,
              _mnn_session),
+    Pipeline("mnnquant", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then mnnquant (offline int8, calibrated on the "
+             "case's input and seeded normals, MNN's \"sequence\" layout), then MNN's Module API",
+             {**_MNN, "method": "mnnquant's feature_quantize_method: KL (default), EMA or ADMM",
+              "samples": "calibration samples (default 4): the case's own input, then seeded normals"}, _mnnquant),
     Pipeline("onnxruntime", "onnxruntime", ("onnxruntime",), "onnxruntime on the case's ONNX", {}, _onnxruntime),
 )}

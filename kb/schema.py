@@ -206,6 +206,8 @@ class CheckRow(Strict):
     fp16: bool | None = None
     batch: bool | None = None
     options: dict[str, bool | int] | None = None
+    method: Literal["KL", "EMA", "ADMM"] | None = None
+    samples: int | None = Field(None, ge=1, le=64)
     atol: float | None = None
     rtol: float | None = None
     range_tol: float | None = None  # quantized outputs: max diff as a fraction of the output range
@@ -234,7 +236,7 @@ class CheckRow(Strict):
     def settings(self) -> dict:
         """The pipeline's options the row sets."""
         return {k: getattr(self, k) for k in ("source", "inputs", "outputs", "flags", "cpu", "precision", "fp16",
-                                              "batch", "options") if getattr(self, k) is not None}
+                                              "batch", "options", "method", "samples") if getattr(self, k) is not None}
 
 
 class EntryMeta(Strict):
