@@ -50,12 +50,24 @@ def list_() -> None:
 def new(
     slug: Annotated[str, typer.Argument(help="the new entry's slug, e.g. mnn-einsum-three-operands")],
     engine: Annotated[str, typer.Option(help="the engine of its first check")],
+    source: Annotated[Optional[str], typer.Option("--from", help="a reduced ONNX model (kb reduce's): repro.py "
+                                                                   "is written from its graph")] = None,
 ) -> None:
     """Scaffold a new entry: repros/SLUG/ with its page, reproducer and checks, to be filled in."""
     from kb.scaffold import new_entry
 
+    if source is not None:
+        from kb.locate import load_model
+
+        load_model(source)  # one line for bad input, before anything is created
     folder = new_entry(slug, engine)
-    print(f"created {os.path.relpath(folder)}: fill in the TODOs, then run `kb check {slug}`, "
+    todo: list[str] = []
+    if source is not None:
+        from kb.fromonnx import scaffold_from
+
+        todo = scaffold_from(folder, source)
+    left = f" (repro.py: write {', '.join(todo)} in torch)" if todo else ""
+    print(f"created {os.path.relpath(folder)}: fill in the TODOs{left}, then run `kb check {slug}`, "
           f"`kb accept {slug}` and `./run test`")
 
 

@@ -73,6 +73,7 @@ class Outcome:
     fate: L.Fate | None = None
     culprit: dict | None = None  # wrong values: kb.locate.diverged's culprit on the candidate
     got: np.ndarray | None = None
+    name: str = ""  # the candidate's file stem, in the step's command
 
 
 @dataclass
@@ -96,8 +97,13 @@ class Reduced:
         return len(self.outcome.model.graph.node) if self.outcome else 0
 
     def known(self) -> list[dict]:
+        """The entries locate found that describe this failure: those whose signature matches what the step
+        printed, else those matching the culprit, else any that fit."""
         fits = [k for k in self.located.known if k["fits"]]
-        return sorted(fits, key=lambda k: not k["on_culprit"])
+        for group in ([k for k in fits if k["evidence"]], [k for k in fits if k["on_culprit"]], fits):
+            if group:
+                return group
+        return []
 
     def signature(self) -> dict:
         """The observed signature, as a KB entry's front matter states one (kb new --from reads it)."""
@@ -281,6 +287,7 @@ class Reducer:
                 out = Outcome(model, feed_arrays, ref, culprit=culprit, got=got.get(culprit["tensor"]))
         finally:
             self.runner.say = plain
+        out.name = path.stem
         self.kept += 1
         self.best = out
         return out
@@ -452,7 +459,8 @@ def markdown(red: Reduced) -> str:
               f"kb locate {name} --engine {red.engine} --inputs {Path(red.saved.get('inputs', '')).name}", "```", ""]
     if o.fate is not None:
         how = f"killed by {o.fate.signal}" if o.fate.signal else o.fate.kind
-        lines.append(f"**Observed** on {where}, step `{o.fate.step}`: {how}")
+        step = o.fate.step.replace(o.name, stem) if o.name else o.fate.step
+        lines.append(f"**Observed** on {where}, step `{step}`: {how}")
         if o.fate.line:
             lines.append(f"\n```\n{o.fate.line}\n```")
         lines.append(f"\n**Expected**: it {'converts' if o.fate.stage == 'convert' else 'runs'}; onnxruntime runs it "
