@@ -13,7 +13,8 @@ The steps, each under the time budget (the best candidate so far is kept when it
    the whole model (constant-producing ancestors and integer tensors, shapes mostly, become initializers);
    where that does not fail, the nodes it depends on (the prefix, for a failure) are delta-debugged away
    (ddmin: chunks, then single nodes; a node taken away turns its outputs into inputs of the same kind);
-2. shapes: each dimension of each float input is halved while it still fails (a slice of the same values);
+2. shapes: every dimension of the float inputs made 1 at once; where that does not fail the same way, each
+   dimension made 1, else halved while it still fails (a slice of the same values);
 3. weights: float initializers of more than 16 values become seeded random ones of the same shape and scale
    (all at once, else one by one), so the reduced model carries none of the user's weights.
 """
@@ -353,20 +354,26 @@ def run_reduction(p: L.Prepared, located: L.Located, budget: float, say: L.Say, 
         rd.what = "shrinking inputs"
         keep, shapes = best
         built = cutter.build(keep, shapes)
-        for name in list(built[1]):
-            a0 = built[1][name]
-            if a0.dtype.kind != "f":
-                continue
+        floats = {k: a for k, a in built[1].items() if a.dtype.kind == "f" and a.size > 1}
+        ones = {k: a[tuple(slice(0, 1) for _ in a.shape)] for k, a in floats.items()}
+        if floats and rd.check(cutter.build(keep, ones)):  # every dimension 1 at once: one try
+            shapes = ones
+            floats = {}
+        for name, a0 in floats.items():
             for axis in range(a0.ndim):
+                first = True
                 while True:
                     a = shapes.get(name, a0)
                     if a.shape[axis] <= 1:
                         break
-                    half = np.take(a, range(a.shape[axis] // 2), axis=axis)
-                    if rd.check(cutter.build(keep, {**shapes, name: half})):
-                        shapes = {**shapes, name: half}
-                    else:
+                    # 1 at once, else halves while it still fails
+                    n = 1 if first and a.shape[axis] > 2 else a.shape[axis] // 2
+                    cut = np.take(a, range(n), axis=axis)
+                    if rd.check(cutter.build(keep, {**shapes, name: cut})):
+                        shapes = {**shapes, name: cut}
+                    elif not first or n == a.shape[axis] // 2:
                         break
+                    first = False
         best = (keep, shapes)
         rd.what = "replacing weights"
         _randomize(rd, seed)
