@@ -59,7 +59,7 @@ class Target:
 
     def text(self) -> str:
         if self.fate is None:
-            return f"{self.kind} at a {self.op} node"
+            return f"{self.kind} at {self.op}"
         f = self.fate
         return f"{f.kind} in {f.stage}" + (f" ({f.signal})" if f.signal else f": {f.line}")
 
