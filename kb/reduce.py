@@ -259,6 +259,8 @@ class Reducer:
             raise OutOfTime
         model, feed_arrays = built
         self.tries += 1
+        # a candidate never waits much past the budget (a hang would otherwise take the whole step timeout)
+        self.runner.timeout = min(self.timeout, max(10.0, self.deadline - time.monotonic()))
         path = L._save_model(model, self.work / f"cand{self.tries}.onnx")
         feed = self.work / f"cand{self.tries}.inputs.npz"
         np.savez(feed, **feed_arrays)
@@ -266,7 +268,7 @@ class Reducer:
         plain = self.runner.say
         self.runner.say = lambda s: self.say(f"{self.what} (try {self.tries}, {len(model.graph.node)} nodes): {s}")
         try:
-            ref, why = L.reference(g, feed, self.work, self.runner.say, self.timeout)
+            ref, why = L.reference(g, feed, self.work, self.runner.say, self.runner.timeout)
             if not ref:  # onnxruntime rejects it: not a valid model (a shape it cannot take)
                 return None
             t = self.target
@@ -469,7 +471,8 @@ def markdown(red: Reduced) -> str:
         step = o.fate.step.replace(o.name, stem) if o.name else o.fate.step
         lines.append(f"**Observed** on {where}, step `{step}`: {how}")
         if o.fate.line:
-            lines.append(f"\n```\n{o.fate.line}\n```")
+            said = "the last line it printed" if o.fate.signal or o.fate.kind == "timeout" else "its first error line"
+            lines.append(f"\n{said}:\n\n```\n{o.fate.line}\n```")
         lines.append(f"\n**Expected**: it {'converts' if o.fate.stage == 'convert' else 'runs'}; onnxruntime runs it "
                      f"({', '.join(f'{t.name} {_dims(o.ref[t.name])}' for t in o.model.graph.output if t.name in o.ref)}).")
     else:
