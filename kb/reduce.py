@@ -168,12 +168,16 @@ class Cutter:
         p = self.g.producer.get(t)
         return t in self.inits or (p is not None and not self.g.computed(p) and t in self.values)
 
-    def build(self, keep: set[int], shapes: dict[str, np.ndarray] | None = None):
+    def build(self, keep: set[int], shapes: dict[str, np.ndarray] | None = None, fold: bool = True):
         """(model, feed) for the nodes `keep` (indices into the original graph), or None where a tensor
-        has no value to feed. `shapes`: arrays that replace the fed values of some inputs (shrunk)."""
+        has no value to feed. `shapes`: arrays that replace the fed values of some inputs (shrunk). `fold`:
+        constants computed by nodes become initializers; else those nodes are kept (a converter may fail on
+        a weight that is computed, not stored)."""
         import onnx
 
         g = self.g
+        if not fold:
+            keep = set(keep) | {a for i in keep for a in g.ancestors(i) if not g.computed(a)}
         nodes = [g.nodes[i] for i in sorted(keep)]
         produced = {t for n in nodes for t in n.output if t}
         consumed: list[str] = []
@@ -250,6 +254,7 @@ class Reducer:
         self.tries = self.kept = 0
         self.what = ""
         self.best: Outcome | None = None
+        self.seen: dict[str, Outcome | None] = {}
 
     def check(self, built) -> Outcome | None:
         """The candidate's outcome when it fails as the target does, else None."""
@@ -258,6 +263,13 @@ class Reducer:
         if time.monotonic() > self.deadline:
             raise OutOfTime
         model, feed_arrays = built
+        import hashlib
+
+        key = hashlib.sha1(model.SerializeToString()
+                           + b"".join(np.ascontiguousarray(a).tobytes() for a in feed_arrays.values())).hexdigest()
+        if key in self.seen:  # the same candidate, built twice (nothing to fold): its answer
+            return self.seen[key]
+        self.seen[key] = None
         self.tries += 1
         # a candidate never waits much past the budget (a hang would otherwise take the whole step timeout)
         self.runner.timeout = min(self.timeout, max(10.0, self.deadline - time.monotonic()))
@@ -291,6 +303,7 @@ class Reducer:
         finally:
             self.runner.say = plain
         out.name = path.stem
+        self.seen[key] = out
         self.kept += 1
         self.best = out
         return out
@@ -329,36 +342,41 @@ def run_reduction(p: L.Prepared, located: L.Located, budget: float, say: L.Say, 
     cutter = Cutter(g, {**p.arrays, **ref})
     rd = Reducer(p, target, work, say, timeout, tol, started + budget)
     culprit_i, rest = _start(g, c)
-    best: tuple[set[int], dict] | None = None
+    fold = True
     try:
         rd.what = "cutting"
-        if culprit_i is not None and rd.check(cutter.build({culprit_i})):
-            best = ({culprit_i}, {})
+        alone = None  # the culprit alone fails the same way: with its constants folded (True) or kept (False)
+        for f in (True, False) if culprit_i is not None else ():
+            if rd.check(cutter.build({culprit_i}, fold=f)):
+                alone = f
+                break
+        if alone is not None:
+            keep, fold = {culprit_i}, alone
         else:
             base = {culprit_i} if culprit_i is not None else set()
-            if not rd.check(cutter.build(base | set(rest))):
-                if culprit_i is not None and rd.check(cutter.build(
-                        {i for i in range(culprit_i + 1) if g.computed(i)})):
-                    rest = [i for i in range(culprit_i) if g.computed(i)]
-                else:
-                    red.notes.append("the cut around the culprit does not fail the same way: nothing reduced")
-                    raise OutOfTime
-            best = (base | set(rest), {})
+            prefix = [i for i in range(culprit_i) if g.computed(i)] if culprit_i is not None else rest
+            for nodes, f in ((rest, True), (rest, False), (prefix, True), (prefix, False)):
+                if rd.check(cutter.build(base | set(nodes), fold=f)):
+                    rest, fold = nodes, f
+                    break
+            else:
+                red.notes.append("no cut around the culprit fails the same way (constants folded or kept as nodes, "
+                                 "its ancestors or the whole prefix): nothing reduced")
+                raise OutOfTime
             rd.what = "removing nodes"
 
             def test(subset):
                 try:
-                    return bool(rd.check(cutter.build(base | set(subset))))
+                    return bool(rd.check(cutter.build(base | set(subset), fold=fold)))
                 except OutOfTime:
                     return None
-            kept = _ddmin(list(rest), test)
-            best = (base | set(kept), {})
+            keep = base | set(_ddmin(list(rest), test))
         rd.what = "shrinking inputs"
-        keep, shapes = best
-        built = cutter.build(keep, shapes)
+        shapes: dict[str, np.ndarray] = {}
+        built = cutter.build(keep, shapes, fold)
         floats = {k: a for k, a in built[1].items() if a.dtype.kind == "f" and a.size > 1}
         ones = {k: a[tuple(slice(0, 1) for _ in a.shape)] for k, a in floats.items()}
-        if floats and rd.check(cutter.build(keep, ones)):  # every dimension 1 at once: one try
+        if floats and rd.check(cutter.build(keep, ones, fold)):  # every dimension 1 at once: one try
             shapes = ones
             floats = {}
         for name, a0 in floats.items():
@@ -371,12 +389,11 @@ def run_reduction(p: L.Prepared, located: L.Located, budget: float, say: L.Say, 
                     # 1 at once, else halves while it still fails
                     n = 1 if first and a.shape[axis] > 2 else a.shape[axis] // 2
                     cut = np.take(a, range(n), axis=axis)
-                    if rd.check(cutter.build(keep, {**shapes, name: cut})):
+                    if rd.check(cutter.build(keep, {**shapes, name: cut}, fold)):
                         shapes = {**shapes, name: cut}
                     elif not first or n == a.shape[axis] // 2:
                         break
                     first = False
-        best = (keep, shapes)
         rd.what = "replacing weights"
         _randomize(rd, seed)
     except OutOfTime:
