@@ -132,7 +132,8 @@ class Writer:
             return f"{x}.reshape({', '.join(parts)})"
         if op == "Flatten":
             axis = a.get("axis", 1)
-            return f"{x}.reshape(int(torch.tensor({x}.shape[:{axis}]).prod()), -1)"
+            return (f"torch.flatten({x}, 1)" if axis == 1 else f"{x}.reshape(1, -1)" if axis == 0
+                    else f"torch.flatten(torch.flatten({x}, 0, {axis - 1}), 1)")
         if op == "Concat":
             return f"torch.cat([{', '.join(self.operand(t) for t in ins)}], dim={a['axis']})"
         if op == "HardSigmoid":

@@ -199,3 +199,59 @@ def test_bad_input_gets_one_line_and_its_own_exit_code(tmp_path):
            env={**os.environ, "KB_ROOT": str(tmp_path)})
     assert r.returncode == codes.NOT_A_MODEL and "Traceback" not in r.stderr
     assert not (tmp_path / "repros" / "some-entry").exists()
+
+
+def many_ops(path: Path, lstm: bool) -> Path:
+    """Conv -> Relu -> Reshape -> Transpose -> MatMul -> Add -> Softmax -> Concat -> Sigmoid -> HardSwish ->
+    Flatten -> Gemm (-> Unsqueeze -> LSTM, which does not map simply)."""
+    rng = np.random.default_rng(0)
+
+    def w(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+    inits = [numpy_helper.from_array(a, n) for n, a in (
+        ("cw", w(4, 3, 3, 3)), ("cb", w(4)), ("shape", np.array([1, 4, 16], np.int64)), ("m", w(4, 4)),
+        ("bias", w(4)), ("gw", w(6, 128)), ("gb", w(6)))]
+    nodes = [helper.make_node("Conv", ["x", "cw", "cb"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Reshape", ["r", "shape"], ["rs"]),
+             helper.make_node("Transpose", ["rs"], ["t"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["t", "m"], ["mm"]),
+             helper.make_node("Add", ["mm", "bias"], ["a"]),
+             helper.make_node("Softmax", ["a"], ["s"], axis=-1),
+             helper.make_node("Concat", ["s", "a"], ["cat"], axis=-1),
+             helper.make_node("Sigmoid", ["cat"], ["sg"]),
+             helper.make_node("HardSwish", ["sg"], ["hs"]),
+             helper.make_node("Flatten", ["hs"], ["f"], axis=1),
+             helper.make_node("Gemm", ["f", "gw", "gb"], ["y"], transB=1)]
+    if lstm:
+        inits += [numpy_helper.from_array(w(1, 8, 6), "W"), numpy_helper.from_array(w(1, 8, 2), "R")]
+        nodes += [helper.make_node("Unsqueeze", ["y"], ["u"], axes=[0]),
+                  helper.make_node("LSTM", ["u", "W", "R"], ["z"], hidden_size=2)]
+    out = "z" if lstm else "y"
+    g = helper.make_graph(nodes, "many", [helper.make_tensor_value_info("x", F, [1, 3, 4, 4])],
+                          [helper.make_tensor_value_info(out, F, [1, 1, 1, 1, 2] if lstm else [1, 6])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+    return path
+
+
+def test_the_torch_repro_maps_simple_ops_and_names_the_others_as_todo(tmp_path):
+    from kb.fromonnx import repro_source
+
+    src, todo = repro_source(many_ops(tmp_path / "lstm.onnx", True), "KB999", "some-slug")
+    assert todo == ["LSTM"] and "TODO: ONNX op LSTM(hidden_size=2)" in src and "NotImplementedError" in src
+    compile(src, "repro.py", "exec")
+    model = many_ops(tmp_path / "many.onnx", False)
+    onnx.checker.check_model(onnx.load(str(model)), full_check=True)
+    src, todo = repro_source(model, "KB999", "some-slug")
+    assert todo == [] and "nn.Conv2d(3, 4, (3, 3)" in src and "nn.Linear(128, 6, bias=True)" in src
+    (tmp_path / "repro.py").write_text(src)
+    code = ("import runpy, sys, torch; m = runpy.run_path(sys.argv[1]); c = next(m['cases']()); "
+            "torch.onnx.export(c.module, c.inputs, sys.argv[2], input_names=c.input_names, "
+            "output_names=c.output_names, opset_version=c.opset, dynamo=c.dynamo)")
+    e = subprocess.run([sys.executable, "-c", code, str(tmp_path / "repro.py"), str(tmp_path / "back.onnx")],
+                       capture_output=True, text=True, timeout=300, check=False)
+    assert e.returncode == 0, e.stderr[-2000:]
+    back = [n.op_type for n in onnx.load(str(tmp_path / "back.onnx")).graph.node if n.op_type != "Constant"]
+    assert back == [n.op_type for n in onnx.load(str(model)).graph.node]  # the same ops, in the same order
