@@ -142,11 +142,12 @@ class Cutter:
     does not produce becomes an initializer (weights, constants, integer tensors) or a graph input fed with
     its value in the whole model."""
 
-    def __init__(self, g: L.Graph, values: dict[str, np.ndarray]):
+    def __init__(self, g: L.Graph, values: dict[str, np.ndarray], synthetic: set[str] | None = None):
         import onnx
         from onnx import numpy_helper
 
         self.g = g
+        self.synthetic = synthetic or set()  # random values, not the model's: fed as inputs, never folded
         self.values = dict(values)
         self.inits = {t.name: t for t in g.model.graph.initializer}
         for i, n in enumerate(g.nodes):  # Constant outputs are not in the reference: their own values
@@ -187,7 +188,8 @@ class Cutter:
         for t in dict.fromkeys(consumed):
             if t in self.inits:
                 inits.append(self.inits[t])
-            elif t in self.values and (self.constant(t) or self.values[t].dtype.kind in "iub" and t not in g.inputs):
+            elif t in self.values and t not in self.synthetic and (
+                    self.constant(t) or self.values[t].dtype.kind in "iub" and t not in g.inputs):
                 inits.append(self.numpy_helper.from_array(np.asarray(self.values[t]), t))
             elif t in self.values:
                 name = t if _NAME.match(t) else f"input{len(inputs)}"
@@ -215,6 +217,29 @@ class Cutter:
         m.ir_version = g.model.ir_version
         m.functions.extend(g.model.functions)
         return m, feed
+
+
+def _synthetic(g: L.Graph, values: dict[str, np.ndarray], seed: int) -> tuple[dict[str, np.ndarray], set[str]]:
+    """Seeded random values for the tensors shape inference gives a static shape and type (floats normal,
+    integers small and non-negative), where onnxruntime gives none."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(g.model)
+    except Exception:  # noqa: BLE001 -- nothing inferred: nothing to feed a cut with
+        return values, set()
+    rng = np.random.default_rng(seed)
+    out, made = dict(values), set()
+    for vi in inferred.graph.value_info:
+        tt = vi.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim]
+        if vi.name in out or not tt.elem_type or not tt.HasField("shape") or min(dims, default=1) < 1:
+            continue
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        out[vi.name] = (rng.standard_normal(dims).astype(dtype) if dtype.kind == "f"
+                        else rng.integers(0, 2, dims).astype(dtype))
+        made.add(vi.name)
+    return out, made
 
 
 def _ddmin(items: list[int], test) -> list[int]:
@@ -255,6 +280,7 @@ class Reducer:
         self.what = ""
         self.best: Outcome | None = None
         self.seen: dict[str, Outcome | None] = {}
+        self.need_ref = True  # onnxruntime must run every candidate (it runs the original)
 
     def check(self, built) -> Outcome | None:
         """The candidate's outcome when it fails as the target does, else None."""
@@ -281,9 +307,9 @@ class Reducer:
         self.runner.say = lambda s: self.say(f"{self.what} (try {self.tries}, {len(model.graph.node)} nodes): {s}")
         try:
             ref, why = L.reference(g, feed, self.work, self.runner.say, self.runner.timeout)
-            if not ref:  # onnxruntime rejects it: not a valid model (a shape it cannot take)
-                return None
             t = self.target
+            if not ref and (self.need_ref or t.fate is None):
+                return None  # onnxruntime rejects it: not a valid model (a shape it cannot take)
             if t.fate is not None:
                 r = self.runner.read(g, path, feed, [], until=t.fate.stage)
                 if not t.fate.same(r.fate):
@@ -338,9 +364,16 @@ def run_reduction(p: L.Prepared, located: L.Located, budget: float, say: L.Say, 
     # every tensor's value in the whole model, to feed a cut with
     feed = work / "inputs.npz"
     np.savez(feed, **p.arrays)
-    ref, _ = L.reference(g, feed, work, say, timeout)
-    cutter = Cutter(g, {**p.arrays, **ref})
+    ref, no_ref = L.reference(g, feed, work, say, timeout)
+    values = {**p.arrays, **ref}
+    synthetic: set[str] = set()
+    if not ref:  # onnxruntime cannot run the model (a custom op): cut tensors get seeded random values
+        values, synthetic = _synthetic(g, values, seed)
+        red.notes.append(f"no reference values ({no_ref}); the cut tensors are fed seeded random values of the "
+                         "shapes ONNX shape inference gives, and there are no expected outputs")
+    cutter = Cutter(g, values, synthetic)
     rd = Reducer(p, target, work, say, timeout, tol, started + budget)
+    rd.need_ref = bool(ref)
     culprit_i, rest = _start(g, c)
     fold = True
     try:
@@ -490,8 +523,9 @@ def markdown(red: Reduced) -> str:
         if o.fate.line:
             said = "the last line it printed" if o.fate.signal or o.fate.kind == "timeout" else "its first error line"
             lines.append(f"\n{said}:\n\n```\n{o.fate.line}\n```")
-        lines.append(f"\n**Expected**: it {'converts' if o.fate.stage == 'convert' else 'runs'}; onnxruntime runs it "
-                     f"({', '.join(f'{t.name} {_dims(o.ref[t.name])}' for t in o.model.graph.output if t.name in o.ref)}).")
+        shown = ", ".join(f"{t.name} {_dims(o.ref[t.name])}" for t in o.model.graph.output if t.name in o.ref)
+        ort = f"onnxruntime runs it ({shown})" if shown else "onnxruntime cannot run it either (no expected outputs)"
+        lines.append(f"\n**Expected**: it {'converts' if o.fate.stage == 'convert' else 'runs'}; {ort}.")
     else:
         c = o.culprit
         d = L.Diff(c["kind"], c.get("max_abs"), c.get("max_rel"), c.get("atol"), c.get("nan", 0), c.get("shape"),
