@@ -21,6 +21,7 @@ The steps, each under the time budget (the best candidate so far is kept when it
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
@@ -289,8 +290,6 @@ class Reducer:
         if time.monotonic() > self.deadline:
             raise OutOfTime
         model, feed_arrays = built
-        import hashlib
-
         key = hashlib.sha1(model.SerializeToString()
                            + b"".join(np.ascontiguousarray(a).tobytes() for a in feed_arrays.values())).hexdigest()
         if key in self.seen:  # the same candidate, built twice (nothing to fold): its answer
