@@ -14,7 +14,8 @@ The steps, each under the time budget (the best candidate so far is kept when it
    where that does not fail, the nodes it depends on (the prefix, for a failure) are delta-debugged away
    (ddmin: chunks, then single nodes; a node taken away turns its outputs into inputs of the same kind);
 2. shapes: every dimension of the float inputs made 1 at once; where that does not fail the same way, each
-   dimension made 1, else halved while it still fails (a slice of the same values);
+   dimension made 1, else halved while it still fails (a slice of the same values); wrong values must keep at
+   least half the difference the cut showed, not merely the tolerance;
 3. weights: float initializers of more than 16 values become seeded random ones of the same shape and scale
    (all at once, else one by one), so the reduced model carries none of the user's weights.
 """
@@ -202,8 +203,12 @@ class Cutter:
                 return None
         consumers = {t for n in nodes for t in n.input}
         outs = [t for n in nodes for t in n.output if t and (t not in consumers or t in g.outputs)]
+        for k, t in enumerate(outs):  # names a report can show: output0, ... where the model's are paths
+            if not _NAME.match(t):
+                rename[t] = f"output{k}"
         outputs = [onnx.helper.make_tensor_value_info(
-            t, self.np2onnx(self.values[t].dtype) if t in self.values else self.types.get(t, onnx.TensorProto.FLOAT),
+            rename.get(t, t),
+            self.np2onnx(self.values[t].dtype) if t in self.values else self.types.get(t, onnx.TensorProto.FLOAT),
             None) for t in outs]
         copies = []
         for n in nodes:
@@ -212,6 +217,9 @@ class Cutter:
             for k, t in enumerate(c.input):
                 if t in rename:
                     c.input[k] = rename[t]
+            for k, t in enumerate(c.output):
+                if t in rename:
+                    c.output[k] = rename[t]
             copies.append(c)
         graph = onnx.helper.make_graph(copies, "reduced", inputs, outputs, inits)
         m = onnx.helper.make_model(graph, opset_imports=list(g.model.opset_import), producer_name="kb reduce")
@@ -282,6 +290,7 @@ class Reducer:
         self.best: Outcome | None = None
         self.seen: dict[str, Outcome | None] = {}
         self.need_ref = True  # onnxruntime must run every candidate (it runs the original)
+        self.floor = 0.0  # wrong values: the smallest max abs difference a candidate must keep
 
     def check(self, built) -> Outcome | None:
         """The candidate's outcome when it fails as the target does, else None."""
@@ -323,6 +332,8 @@ class Reducer:
                 culprit, *_ = L.confirmed(g, ref, r, self.tol, self.runner, self.runner.say, [])
                 if culprit is None or culprit["node"]["op"] != t.op or culprit["kind"] != t.kind:
                     return None
+                if self.floor and (culprit.get("max_abs") or 0.0) < self.floor:
+                    return None  # still beyond the tolerance, but by far less: a repro that rounding could flip
                 got = L._by_value(g, ref, r.got, self.tol) if r.by_value else r.got
                 out = Outcome(model, feed_arrays, ref, culprit=culprit, got=got.get(culprit["tensor"]))
         finally:
@@ -404,6 +415,9 @@ def run_reduction(p: L.Prepared, located: L.Located, budget: float, say: L.Say, 
                     return None
             keep = base | set(_ddmin(list(rest), test))
         rd.what = "shrinking inputs"
+        if rd.best is not None and rd.best.culprit and rd.best.culprit.get("max_abs"):
+            # smaller inputs must keep the difference the cut shows (half of it), not merely the tolerance
+            rd.floor = max(rd.best.culprit["max_abs"] / 2, rd.best.culprit.get("atol") or 0.0)
         shapes: dict[str, np.ndarray] = {}
         built = cutter.build(keep, shapes, fold)
         floats = {k: a for k, a in built[1].items() if a.dtype.kind == "f" and a.size > 1}
