@@ -158,6 +158,8 @@ def test_ddmin_keeps_only_what_the_failure_needs():
         return needed <= set(subset)
     assert R._ddmin(list(range(10)), test) == [3, 7]
     assert len(calls) < 40
+    budget = iter([True, None])  # one removal, then the time budget runs out: what was kept so far
+    assert R._ddmin(list(range(10)), lambda subset: next(budget)) == [5, 6, 7, 8, 9]
 
 
 def test_a_cut_feeds_the_cut_tensors_and_keeps_constants_as_initializers():
