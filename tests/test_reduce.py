@@ -107,7 +107,7 @@ def test_the_dynamo_lstm_reduces_to_the_lstm_and_still_crashes_mnnconvert(real_k
     assert red.nodes_before > 5 and 1 <= red.nodes <= 3
     reduced = onnx.load(str(out))
     assert "LSTM" in {n.op_type for n in reduced.graph.node}
-    step = convert_step(out, tmp_path / "again.mnn", timeout=120)  # the engine again, on the saved file
+    step = convert_step(out, tmp_path / "again.mnn", timeout=120, cwd=tmp_path)  # the engine again, on the saved file
     assert step.signal in L.MEMORY
     assert red.signature()["kind"] == "crash" and red.signature()["step"] == "mnnconvert"
     text = R.markdown(red)
