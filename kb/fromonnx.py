@@ -111,7 +111,8 @@ class Writer:
             self.init_lines.append(
                 f"self.{name} = nn.Conv{dims}d({w.shape[1] * groups}, {w.shape[0]}, {tuple(w.shape[2:])}, "
                 f"stride={tuple(a.get('strides', [1] * dims))}, padding={tuple(pads[:dims])}, "
-                f"dilation={tuple(a.get('dilations', [1] * dims))}, groups={groups}, bias={len(ins) > 2 and bool(ins[2])})")
+                f"dilation={tuple(a.get('dilations', [1] * dims))}, groups={groups}, "
+                f"bias={len(ins) > 2 and bool(ins[2])})")
             return f"self.{name}({x})"
         if op == "Gemm" and ins[1] in self.inits and a.get("transA", 0) == 0 and a.get("alpha", 1.0) == 1.0 \
                 and a.get("beta", 1.0) == 1.0:
@@ -125,7 +126,9 @@ class Writer:
         if op == "LogSoftmax":
             return f"torch.log_softmax({x}, dim={a.get('axis', -1 if self.opset >= 13 else 1)})"
         if op == "Transpose":
-            return f"{x}.permute({', '.join(map(str, a['perm']))})" if "perm" in a else f"{x}.permute(*reversed(range({x}.dim())))"
+            if "perm" not in a:
+                return f"{x}.permute(*reversed(range({x}.dim())))"
+            return f"{x}.permute({', '.join(map(str, a['perm']))})"
         if op == "Reshape" and self.const(ins[1]) is not None:
             shape = [int(d) for d in self.const(ins[1])]
             parts = [f"{x}.shape[{i}]" if d == 0 else str(d) for i, d in enumerate(shape)]
@@ -239,8 +242,8 @@ def repro_source(path: Path, entry_id: str, slug: str) -> tuple[str, list[str]]:
     todo = f" TODO: write {', '.join(dict.fromkeys(w.todo))} in torch." if w.todo else ""
     init = "".join(f"\n        {ln}" for ln in w.init_lines)
     body = "\n".join(f"        {ln}" for ln in w.body)
-    src = f'''"""{entry_id}: the minimal torch reproducer, written by `kb new --from {path.name}` from the reduced ONNX graph
-({ops}).{todo} cases() yields the models to export; each states dynamo=."""
+    src = f'''"""{entry_id}: the minimal torch reproducer, written by `kb new --from {path.name}` from the reduced
+ONNX graph ({ops}).{todo} cases() yields the models to export; each states dynamo=."""
 
 import torch
 import torch.nn.functional as F

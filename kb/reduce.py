@@ -512,7 +512,8 @@ def markdown(red: Reduced) -> str:
     lines = [f"## {where}: {red.target.text()}", "",
              f"Reduced by `kb reduce` from {red.nodes_before} to {red.nodes} node{'s' * (red.nodes != 1)} "
              f"({red.tries} candidates tried, {red.seconds:.0f} s), still failing the same way.", "",
-             f"**Model** `{name}` (opset {opset}): {', '.join(f'{op} ×{k}' if k > 1 else op for op, k in ops.items())}", ""]
+             f"**Model** `{name}` (opset {opset}): " + ", ".join(f"{op} ×{k}" if k > 1 else op
+                                                                 for op, k in ops.items()), ""]
     lines += ["| | name | shape | dtype |", "| --- | --- | --- | --- |"]
     lines += [f"| input | `{k}` | {_dims(v)} | {v.dtype} |" for k, v in o.arrays.items()]
     lines += [f"| output | `{t.name}` | {_dims(o.ref[t.name])} | {o.ref[t.name].dtype} |"
@@ -525,10 +526,10 @@ def markdown(red: Reduced) -> str:
             lines.append(f"\n`{n.op_type}` attributes: " + ", ".join(f"{k}={v}" for k, v in attrs.items()))
     stem = Path(model).with_suffix("").name
     shapes = ",".join(f"[{','.join(map(str, a.shape))}]" for a in o.arrays.values())
-    lines += ["", "**Reproduce** (inputs in `" + Path(red.saved.get("inputs", "")).name + "`, onnxruntime's outputs in `"
-              + Path(red.saved.get("expected", "")).name + "`):", "", "```",
+    inputs, expected = Path(red.saved.get("inputs", "")).name, Path(red.saved.get("expected", "")).name
+    lines += ["", f"**Reproduce** (inputs in `{inputs}`, onnxruntime's outputs in `{expected}`):", "", "```",
               COMMANDS[red.engine].format(m=name, s=stem, shapes=shapes),
-              f"kb locate {name} --engine {red.engine} --inputs {Path(red.saved.get('inputs', '')).name}", "```", ""]
+              f"kb locate {name} --engine {red.engine} --inputs {inputs}", "```", ""]
     if o.fate is not None:
         how = f"killed by {o.fate.signal}" if o.fate.signal else o.fate.kind
         step = o.fate.step.replace(o.name, stem) if o.name else o.fate.step

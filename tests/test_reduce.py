@@ -62,7 +62,8 @@ def hardswish_reduced(tmp_path_factory):
     try:
         root = tmp / "real"
         for slug in [*ENTRIES, "_messages"]:
-            shutil.copytree(ROOT / "repros" / slug, root / "repros" / slug, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(ROOT / "repros" / slug, root / "repros" / slug,
+                            ignore=shutil.ignore_patterns("__pycache__"))
         for name in ("tools", "cache"):
             mp.setenv(paths.STATE[name], str(paths.state(name)))
         mp.setenv("KB_ROOT", str(root))
