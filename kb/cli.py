@@ -50,12 +50,24 @@ def list_() -> None:
 def new(
     slug: Annotated[str, typer.Argument(help="the new entry's slug, e.g. mnn-einsum-three-operands")],
     engine: Annotated[str, typer.Option(help="the engine of its first check")],
+    source: Annotated[Optional[str], typer.Option("--from", help="a reduced ONNX model (kb reduce's): repro.py "
+                                                                   "is written from its graph")] = None,
 ) -> None:
     """Scaffold a new entry: repros/SLUG/ with its page, reproducer and checks, to be filled in."""
     from kb.scaffold import new_entry
 
+    if source is not None:
+        from kb.locate import load_model
+
+        load_model(source)  # one line for bad input, before anything is created
     folder = new_entry(slug, engine)
-    print(f"created {os.path.relpath(folder)}: fill in the TODOs, then run `kb check {slug}`, "
+    todo: list[str] = []
+    if source is not None:
+        from kb.fromonnx import scaffold_from
+
+        todo = scaffold_from(folder, source)
+    left = f" (repro.py: write {', '.join(todo)} in torch)" if todo else ""
+    print(f"created {os.path.relpath(folder)}: fill in the TODOs{left}, then run `kb check {slug}`, "
           f"`kb accept {slug}` and `./run test`")
 
 
@@ -364,6 +376,34 @@ def locate(
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
                         transient=True) if err.is_terminal else None  # a log gets no progress lines
     raise typer.Exit(command(model, engine, inputs, as_json, tol, timeout, progress))
+
+
+@app.command()
+def reduce(
+    model: Annotated[str, typer.Argument(help="an ONNX model")],
+    engine: Annotated[str, typer.Option("--engine", help="mnn[==VERSION], onnx2ncnn or pnnx")],
+    output: Annotated[str, typer.Option("-o", "--output", help="the reduced model to write (.onnx); its inputs, "
+                                                                "expected outputs and report go beside it")] = "reduced.onnx",
+    inputs: Annotated[Optional[str], typer.Option(help="an .npz with one array per model input; default: seeded "
+                                                       "random")] = None,
+    budget: Annotated[float, typer.Option(help="seconds for the reduction (after locating)")] = 60.0,
+    tol: Annotated[Optional[float], typer.Option(help="allowed difference, as kb locate's --tol")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds for each engine step")] = 180.0,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Reduce a model that an engine gets wrong to the smallest ONNX model that still fails the same way
+    (kb locate's culprit, then delta debugging), save it with its inputs and onnxruntime's outputs, and print
+    an upstream-ready report.
+
+    Exit code: 0 the model does not fail (nothing written), 1 a reduced model written, 3 and up bad input.
+    """
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from kb.reduce import command
+
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
+                        transient=True) if err.is_terminal else None
+    raise typer.Exit(command(model, engine, output, inputs, as_json, budget, timeout, tol, progress))
 
 
 tools_app = typer.Typer(no_args_is_help=True, help="Engines that are not on PyPI, built from source.")

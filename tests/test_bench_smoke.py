@@ -212,3 +212,15 @@ def test_conform_speed():
     """Two cases per engine path: the bench prints cases per second for each."""
     out = bench("conform_speed.py", "--case", "test_relu", "test_triu", timeout=120)
     figures(out, *(rf"^{e}: 2 cases in [\d.]+s \(with start-up\): [\d.]+ cases/s" for e in ("mnn", "onnx2ncnn", "pnnx")))
+
+
+def test_reduce_real():
+    """kb reduce on one entry's reproducing MNN cases (ArgMax with select_last_index: three small models)."""
+    from kb.engines import missing
+
+    cache = Path(os.environ.get("KB_CACHE") or ROOT / ".kb" / "cache")
+    if missing("mnn") or not list((cache / "mnn-argmax-semantics").glob("*/argmax-last.onnx")):
+        pytest.skip("MNN or the entry's cached exports are missing (run `kb check mnn-argmax-semantics` once)")
+    out = bench("reduce_real.py", "--engine", "mnn", "--entry", "mnn-argmax-semantics", "--budget", "30", timeout=300)
+    figures(out, r"^KB074 argmax-last\s+mnn\s+same\s+\d+ -> 1 ", r"^\d+ cases, \d+ reduced: median 1 nodes .* same "
+                 r"signature on the saved file: 1\.0 .* median [\d.]+ s per model")

@@ -10,7 +10,7 @@ LAYERS = {  # the README's map, top (0) to bottom
         "status", "compare", "conformance"],
     2: ["child", "target", "forkserver", "export", "blocks", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
         "accepting", "conform"],
-    3: ["match", "site", "locate"],
+    3: ["match", "site", "locate", "reduce", "fromonnx"],
     4: ["contracts", "pytest_plugin", "cli", "scaffold", "__main__", "__init__"],
 }
 
