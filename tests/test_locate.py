@@ -269,3 +269,13 @@ def test_bad_input_gets_one_line_and_its_own_exit_code(tmp_path):
         r = kb(*args, cwd=tmp_path)
         assert r.returncode == code, (args, r.stderr)
         assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_an_input_is_fed_as_the_models_own_script_feeds_it():
+    """pnnx's script squeezes its batch axis with torch's squeeze(k), a no-op where that axis is not 1: a (1, 32, 40)
+    input whose declared batch axis is 1 is fed whole (numpy's squeeze raised, and locate blamed the wrong node)."""
+    from kb.workers.locate import as_fed
+
+    x = np.zeros((1, 32, 40), np.float32)
+    assert as_fed(x, 1).shape == (1, 32, 40) and as_fed(x, 0).shape == (32, 40)
+    assert as_fed(x, "leading").shape == (32, 40) and as_fed(x, None).shape == (1, 32, 40)

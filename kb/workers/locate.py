@@ -94,12 +94,7 @@ def ncnn_blobs(param: str, bin: str, feed: str, out: str, blobs_in: dict[str, st
     alive, fed = [], []
     for blob, key in blobs_in.items():
         a = arrays[key]
-        axis = axes_in.get(blob, "leading")
-        if axis == "leading":
-            a = a[0] if a.ndim > 1 and a.shape[0] == 1 else a
-        elif axis is not None:
-            a = np.squeeze(a, axis=int(axis))
-        a = np.ascontiguousarray(a, dtype=np.float32)
+        a = np.ascontiguousarray(as_fed(a, axes_in.get(blob, "leading")), dtype=np.float32)
         mat = ncnn.Mat(a).clone()
         alive += [a, mat]
         fed.append((blob, mat))
@@ -117,3 +112,14 @@ def ncnn_blobs(param: str, bin: str, feed: str, out: str, blobs_in: dict[str, st
     del ex
     alive.clear()
     _save(out, got, failed)
+
+
+def as_fed(a, axis):
+    """An input as the model's own script feeds it: "leading" drops a leading 1 (onnx2ncnn's models); an int is
+    pnnx's batch axis, squeezed as torch's squeeze(k) does, so only where it is 1 (its script feeds the array as it
+    is otherwise); None leaves it."""
+    if axis == "leading":
+        return a[0] if a.ndim > 1 and a.shape[0] == 1 else a
+    if axis is not None and a.shape[int(axis)] == 1:
+        return a.squeeze(int(axis))
+    return a
