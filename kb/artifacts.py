@@ -68,7 +68,10 @@ EXPORT_CODE = ("export.py", "workers/onnxruntime.py")
 
 def _key(entry: Entry) -> str:
     h = hashlib.sha256()
-    h.update(entry.repro.read_bytes())
+    repro = entry.repro.read_bytes()
+    h.update(repro)
+    if b"kb.blocks" in repro:  # the shared model blocks it builds from are part of what it exports
+        h.update((Path(__file__).parent / "blocks.py").read_bytes())
     for name in EXPORT_CODE:
         h.update((Path(__file__).parent / name).read_bytes())
     for pkg in EXPORT_PACKAGES:

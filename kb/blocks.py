@@ -1,9 +1,58 @@
-"""Model blocks that several reproducers share, written once: the fp16-range family (KB075 ncnn Vulkan, KB076 ncnn
-on ARM, KB077 MNN precision low), whose models are the same and whose engines differ. An entry imports them
-from its repro.py; a fix here reaches every entry that runs them."""
+"""Model blocks that several reproducers share, written once. An entry imports them from its repro.py; a
+change here exports again every entry that imports this module (kb.artifacts keys on it).
+
+- the helpers every reproducer wants: `seeded` weights, `randn` inputs, `Fn` (one function as a module);
+- the fp16-range family (KB075 ncnn Vulkan, KB076 ncnn on ARM, KB077 MNN precision low), whose models are the
+  same and whose engines differ."""
 
 import torch
 from torch import nn
+
+from kb.export import Case
+
+
+def seeded(make, *args, seed=0, **kw):
+    """`make(*args, **kw)` with torch's generator reset to `seed` first: the same weights whatever was built before."""
+    torch.manual_seed(seed)
+    return make(*args, **kw)
+
+
+def randn(*shape, seed=1):
+    """A seeded normal input."""
+    torch.manual_seed(seed)
+    return torch.randn(*shape)
+
+
+class Fn(nn.Module):
+    """One function as a module, no weights: the op under test, alone."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+class ConvThen(nn.Module):
+    """A layer, then a function on its output: the op under test behind a real producer (whose output pnnx and
+    ncnn give a known layout)."""
+
+    def __init__(self, conv, then):
+        super().__init__()
+        self.conv = conv
+        self.then = then
+
+    def forward(self, x):
+        return self.then(self.conv(x))
+
+
+def padding_inputs(seed=0):
+    """The inputs of the padding family (KB043 and the entries split from it, KB044 and KB083): a 1-D (1, 8, 30),
+    a 2-D (1, 2, 12, 12) and a 5-D (1, 2, 6, 8, 8) tensor, drawn in this order, as their ledgers measured."""
+    torch.manual_seed(seed)
+    return torch.randn(1, 8, 30), torch.randn(1, 2, 12, 12), torch.randn(1, 2, 6, 8, 8)
+
 
 SCALE = 256.0  # the rescale workaround: a power of two, so dividing and multiplying back are exact
 ONE_FILE = {"external_data": False}  # torch 2.13's dynamo exporter otherwise writes the weights beside the model
@@ -94,3 +143,65 @@ def residual_stream(massive, n=8, d=32):
     x = torch.randn(1, n, d)
     x[..., 3] = massive
     return (x,)
+
+
+def fp16_cases():
+    """The cases KB075 and KB076 share: the L2 norm (bug, rescale workaround, control) and the softmax."""
+    # Features of about 100: x * x reaches 1e5 and the sum over 64 of them 8.8e5; the result is at most 940.
+    yield Case("l2-norm", L2Norm(), features(100.0), ["in0"], ["out0"], opset=17, dynamo=False, torchscript=True)
+    # The rescale workaround: the same input, judged against l2-norm's torch output.
+    yield Case("l2-norm-rescaled", L2NormRescaled(), features(100.0), ["in0"], ["out0"], opset=17, dynamo=False,
+               torchscript=True, trigger=False, rewrites="l2-norm")
+    # Control: features of about 10, every intermediate under 65504.
+    yield Case("l2-norm-small", L2Norm(), features(10.0), ["in0"], ["out0"], opset=17, dynamo=False,
+               torchscript=True, trigger=False)
+    # Logits of about 1e5 (a logit scale of 1e5 on outputs of about 1).
+    yield Case("softmax-logits", ScaledSoftmax(1e5), features(1.0, d=16), ["in0"], ["out0"], opset=17,
+               dynamo=False, torchscript=True)
+
+
+def fp16_variants():
+    """The variants KB075 and KB076 share: one family of models, measured on two engines' fp16 paths."""
+    # Names ending in -opset13 / -opset17 / -dynamo / -onnxsim are converted by pnnx from the ONNX export, names
+    # ending in -onnx2ncnn by onnx2ncnn, the rest by pnnx from TorchScript. All run on the engine's fp16 path.
+    yield Case("l2-norm", L2Norm(), features(100.0), ["in0"], ["out0"], opset=17, dynamo=False, torchscript=True)
+    yield Case("linalg-norm", LinalgNorm(), features(100.0), ["in0"], ["out0"], opset=17, dynamo=False,
+               torchscript=True)
+    yield Case("rmsnorm", RMSNorm(), features(100.0), ["in0"], ["out0"], opset=17, dynamo=False, torchscript=True)
+    # (Not the L2 norm from ONNX: its ReduceSum takes the axes as an input, which pnnx drops, KB022.)
+    yield Case("rmsnorm-opset17", RMSNorm(), features(100.0), ["in0"], ["out0"], opset=17, dynamo=False)
+    yield Case("softmax-logits", ScaledSoftmax(1e5), features(1.0, d=16), ["in0"], ["out0"], opset=17,
+               dynamo=False, torchscript=True)
+    yield Case("softmax-logits-dynamo", ScaledSoftmax(1e5), features(1.0, d=16), ["in0"], ["out0"], opset=18,
+               dynamo=True, export_kwargs=ONE_FILE)
+    yield Case("softmax-logits-onnxsim", ScaledSoftmax(1e5), features(1.0, d=16), ["in0"], ["out0"], opset=17,
+               dynamo=False, simplify=True)
+    # q @ k^T of features of about 40 over 64 channels: the diagonal reaches 1e5 before the division by 8.
+    yield Case("attention-scores", AttentionScores(), features(40.0), ["in0"], ["out0"], opset=17, dynamo=False,
+               torchscript=True)
+    yield Case("attention-scores-dynamo", AttentionScores(), features(40.0), ["in0"], ["out0"], opset=18,
+               dynamo=True)
+    # A ViT block whose residual stream carries one channel of 1e5: the LayerNorms handle it in fp32.
+    yield Case("vit-block-massive", ViTBlock().eval(), residual_stream(1e5), ["in0"], ["out0"], opset=17,
+               dynamo=False, torchscript=True)
+    yield Case("vit-block-massive-opset17", ViTBlock().eval(), residual_stream(1e5), ["in0"], ["out0"], opset=17,
+               dynamo=False)
+    # The same models through onnx2ncnn (opset 11: ReduceSum's axes are still an attribute there).
+    yield Case("l2-norm-onnx2ncnn", L2Norm(), features(100.0), ["in0"], ["out0"], opset=11, dynamo=False)
+    yield Case("softmax-logits-onnx2ncnn", ScaledSoftmax(1e5), features(1.0, d=16), ["in0"], ["out0"], opset=11,
+               dynamo=False)
+    yield Case("attention-scores-onnx2ncnn", AttentionScores(), features(40.0), ["in0"], ["out0"], opset=11,
+               dynamo=False)
+    # Near misses: the same models with every intermediate under 65504.
+    yield Case("l2-norm-small", L2Norm(), features(10.0), ["in0"], ["out0"], opset=17, dynamo=False, torchscript=True)
+    yield Case("rmsnorm-small", RMSNorm(), features(10.0), ["in0"], ["out0"], opset=17, dynamo=False,
+               torchscript=True)
+    yield Case("softmax-small-logits", ScaledSoftmax(10.0), features(1.0, d=16), ["in0"], ["out0"], opset=17,
+               dynamo=False, torchscript=True)
+    yield Case("attention-scores-small", AttentionScores(), features(1.0), ["in0"], ["out0"], opset=17,
+               dynamo=False, torchscript=True)
+    # Right on ncnn 1.0.20261020 and up to 1.0.20250503; on 1.0.20250916 to 1.0.20260526 its LayerNorm's variance
+    # (about 2.8e7) overflows and every output is 0: the page says so.
+    yield Case("vit-block-in-range", ViTBlock().eval(), residual_stream(3e4), ["in0"], ["out0"], opset=17,
+               dynamo=False, torchscript=True)
+    yield Case("l2-norm-small-onnx2ncnn", L2Norm(), features(10.0), ["in0"], ["out0"], opset=11, dynamo=False)

@@ -12,6 +12,7 @@ import ast
 import fnmatch
 import functools
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -135,6 +136,8 @@ def add_rows(checks: Checks, rows) -> None:
         opts = row.settings()
         if row.variants is not None:
             for case in variant_names(checks.dir / "repro.py"):
+                if (row.match and not re.search(row.match, case)) or (row.skip and re.search(row.skip, case)):
+                    continue
                 name = f"variant-{case}"
                 checks._new(Check(name=name, kind=CheckKind.VARIANT, signatures=tuple(row.variants), variant=case,
                                   doc=f"Variant {case!r}: {row.doc or pipe.doc}", run=row.run,
@@ -147,25 +150,36 @@ def add_rows(checks: Checks, rows) -> None:
 
 def variant_names(repro: Path) -> list[str]:
     """The names of the cases `variants()` yields, read from the source (no torch): each `Case("<name>", ...)`,
-    or a call of one of repro.py's own functions with the name first (`yield case("<name>", ...)`)."""
-    tree = ast.parse(repro.read_text(encoding="utf-8"))
+    a call of one of repro.py's own functions with the name first (`yield case("<name>", ...)`), and the cases of
+    a function of kb.blocks it yields from (`yield from fp16_variants()`)."""
+    names = _yielded(repro, "variants")
+    if not names:  # cases built elsewhere (a loop over another function) would give no checks at all
+        raise KBError(repro, "variants() shows no Case(\"<name>\", ...); pass checks.variants(..., cases=[...]) instead")
+    return names
+
+
+def _yielded(source: Path, function: str) -> list[str]:
+    tree = ast.parse(source.read_text(encoding="utf-8"))
     own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} - {"cases", "variants"}
-    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "variants"), None)
+    shared = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "kb.blocks"
+              for a in n.names}
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
     if fn is None:
-        raise KBError(repro, "checks.variants(...) without cases needs a variants() function here")
+        raise KBError(source, f"checks.variants(...) without cases needs a {function}() function here")
+    yielded = {id(y.value) for y in ast.walk(fn) if isinstance(y, (ast.Yield, ast.YieldFrom))}
     names = []
     for node in ast.walk(fn):
-        called = isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None))
-        if called == "Case" or (called in own and isinstance(node, ast.Call) and any(
-                isinstance(y, ast.Yield) and y.value is node for y in ast.walk(fn))):
+        if not isinstance(node, ast.Call):
+            continue
+        called = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if called in shared and id(node) in yielded:
+            names += _yielded(Path(__file__).parent / "blocks.py", called)
+        elif called == "Case" or (called in own and id(node) in yielded):
             first = node.args[0] if node.args else None
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
-                raise KBError(repro, f"line {node.lineno}: a variant's name is computed; pass "
-                                     "checks.variants(..., cases=[...]) instead")
+                raise KBError(source, f"line {node.lineno}: a variant's name is computed; pass "
+                                      "checks.variants(..., cases=[...]) instead")
             names.append(first.value)
-    if not names:  # cases built elsewhere (a loop over another function) would give no checks at all
-        raise KBError(repro, f"line {fn.lineno}: variants() shows no Case(\"<name>\", ...); pass "
-                             "checks.variants(..., cases=[...]) instead")
     return names
 
 

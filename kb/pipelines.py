@@ -22,15 +22,18 @@ class Pipeline:
     call: Callable = None  # (session, case, **options) -> the engine's outputs
 
 
-def _onnx2ncnn(s, case, inputs=("in0",), outputs=("out0",), batch=None, options=None, cpu=None):
+def _onnx2ncnn(s, case, inputs=None, outputs=None, batch=None, options=None, cpu=None):
     param, bin = s.onnx2ncnn.convert(s.artifacts.onnx(case))
+    meta = s.artifacts.case(case)  # onnx2ncnn names the blobs as the ONNX graph names its inputs and outputs
+    inputs, outputs = inputs or list(meta["inputs"]), outputs or list(meta["outputs"])
     return s.ncnn.run(param, bin, case, list(inputs), list(outputs), batch=batch, options=options, cpu=cpu)
 
 
-def _pnnx(s, case, source="torchscript", inputs=None, outputs=None, fp16=None, batch=None, options=None, cpu=None):
+def _pnnx(s, case, source=None, inputs=None, outputs=None, fp16=None, batch=None, options=None, cpu=None):
+    meta = s.artifacts.case(case)  # pnnx names the blobs in0, in1... and out0, out1... in the model's order
+    source = source or ("torchscript" if meta.get("torchscript") else "onnx")
     model = s.artifacts.torchscript(case) if source == "torchscript" else s.artifacts.onnx(case)
     param, bin = s.pnnx.convert(model, case, fp16=fp16)
-    meta = s.artifacts.case(case)  # pnnx names the blobs in0, in1... and out0, out1... in the model's order
     inputs = inputs or [f"in{i}" for i in range(len(meta["inputs"]))]
     outputs = outputs or [f"out{i}" for i in range(len(meta["outputs"]))]
     return s.ncnn.run(param, bin, case, list(inputs), list(outputs), batch=batch, options=options, cpu=cpu)
@@ -55,8 +58,8 @@ def _onnxruntime(s, case):
     return s.onnxruntime.run(s.artifacts.onnx(case), case)
 
 
-_NCNN = {"inputs": "ncnn input blob names, in the case's input order (default [in0])",
-         "outputs": "ncnn output blob names, in the case's output order (default [out0])",
+_NCNN = {"inputs": "ncnn input blob names, in the case's input order (default: the ONNX graph's input names)",
+         "outputs": "ncnn output blob names, in the case's output order (default: the ONNX graph's output names)",
          "batch": "true: feed every input as it is, for a .param pnnx's script does not describe; false: drop a "
                   "leading 1 (default: as pnnx's script feeds it, else drop it)",
          "options": "ncnn.Option fields set before loading, e.g. {use_fp16_arithmetic: false}",
@@ -70,7 +73,7 @@ PIPELINES = {p.name: p for p in (
              "onnx2ncnn on the case's ONNX, then the .param and .bin on ncnn", _NCNN, _onnx2ncnn),
     Pipeline("pnnx", "pnnx", ("pnnx", "ncnn"),
              "pnnx on the case's traced TorchScript (or its ONNX), then ncnn, fed as pnnx's own script feeds it",
-             {"source": "torchscript (default) or onnx", "fp16": "pnnx's fp16= (weights stored as fp16; default "
+             {"source": "torchscript or onnx (default: torchscript where the case is traced too, else onnx)", "fp16": "pnnx's fp16= (weights stored as fp16; default "
               "pnnx's own, on)", **_NCNN, "inputs": "ncnn input blob names (default: pnnx's, in0, in1... one per "
               "input of the case)", "outputs": "ncnn output blob names (default: pnnx's, out0, out1...)"}, _pnnx),
     Pipeline("mnn", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Module API", _MNN, _mnn),

@@ -214,6 +214,9 @@ class CheckRow(Strict):
     # A failure that depends on the heap's layout (a read past the end of a list) shows for some path lengths
     # and not others: each attempt runs in a working folder of another name length; one failure decides.
     attempts: int | None = Field(None, ge=2, le=10)
+    # a variants row over some of the variants: those whose name `match` finds, and `skip` does not (regexes)
+    match: str | None = None
+    skip: str | None = None
     doc: str = ""
 
     @model_validator(mode="after")
@@ -229,6 +232,13 @@ class CheckRow(Strict):
         wrong = [o for o in self.settings() if o not in PIPELINES[self.run].options]
         if wrong:
             raise ValueError(f"pipeline {self.run!r} takes no option {', '.join(wrong)}")
+        if (self.match or self.skip) and self.variants is None:
+            raise ValueError("match and skip select variants: only a variants row takes them")
+        for pattern in (self.match, self.skip):
+            try:
+                re.compile(pattern or "")
+            except re.error as e:
+                raise ValueError(f"not a regular expression: {pattern!r} ({e})") from None
         if (self.variants is None) != (self.case is not None and self.name is not None):
             raise ValueError("a row names its check and its case; a variants row neither (each variant is a case)")
         return self

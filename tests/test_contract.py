@@ -317,6 +317,19 @@ def test_an_upgraded_exporter_package_exports_again(fixture_entry, monkeypatch):
         assert artifacts._key(entry) != before, pkg
 
 
+def test_a_change_to_the_shared_blocks_exports_again_what_builds_from_them(monkeypatch):
+    """kb/blocks.py is part of what an entry that imports it exports; an entry that does not keeps its cache."""
+    from kb import artifacts
+    from kb.entries import load_entry
+
+    uses, other = (load_entry(ROOT / "repros" / s) for s in ("ncnn-vulkan-fp16-overflow", "mnn-round-half-even"))
+    before = artifacts._key(uses), artifacts._key(other)
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: real(self) + (b"#" if self.name == "blocks.py" else b""))
+    assert artifacts._key(uses) != before[0]
+    assert artifacts._key(other) == before[1]
+
+
 def test_the_corpus_runs_under_xdist_as_ci_runs_it(fixture_corpus):
     """Markers and records cross to the controller: everything an item carries must serialize."""
     p = pytest_run(fixture_corpus, "-n", "2", "--dist", "loadfile", "-k", "not scope")  # doubles have no variants

@@ -63,3 +63,66 @@ def test_a_wrong_row_is_one_line_naming_the_file(fixture_entry, corpus, row, say
     with pytest.raises(KBError, match=says) as e:
         declared_checks(entry(corpus, NAN)) if (folder / "README.md").is_file() else None
     assert "README.md" in str(e.value) or "test_checks.py" in str(e.value)
+
+
+def test_a_variants_row_runs_the_variants_its_match_and_skip_select(fixture_entry, corpus):
+    folder = fixture_entry(NAN)
+    with open(folder / "repro.py", "a", encoding="utf-8") as f:
+        f.write('\n\ndef variants():\n    x = torch.ones(1, 4)\n'
+                '    yield Case("a", Net(False), (x,), ["x"], ["y"])\n'
+                '    yield Case("b-onnx2ncnn", Net(False), (x,), ["x"], ["y"])\n'
+                '    yield Case("c", Net(False), (x,), ["x"], ["y"])\n')
+    to_rows(folder, "  - {name: sqrt, bug: [all-nan], run: onnxruntime, case: sqrt}\n"
+                    "  - {variants: [all-nan], run: pnnx, skip: '-onnx2ncnn$'}\n"
+                    "  - {variants: [all-nan], run: onnx2ncnn, match: '-onnx2ncnn$'}\n")
+    got = {n: c.run for n, c in declared_checks(entry(corpus, NAN)).items.items() if c.variant}
+    assert got == {"variant-a": "pnnx", "variant-c": "pnnx", "variant-b-onnx2ncnn": "onnx2ncnn"}
+
+
+def test_variant_names_follow_a_yield_from_the_shared_blocks(tmp_path):
+    from kb.checks import variant_names
+
+    repro = tmp_path / "repro.py"
+    repro.write_text("from kb.blocks import fp16_variants\n\n\ndef variants():\n    yield from fp16_variants()\n")
+    names = variant_names(repro)
+    assert len(names) == 20 and names[0] == "l2-norm" and "l2-norm-small-onnx2ncnn" in names
+
+
+@pytest.mark.parametrize("row, says", [
+    ("{name: x, bug: [all-nan], run: mnn, case: sqrt, match: a}", "only a variants row takes them"),
+    ("{variants: [all-nan], run: mnn, skip: '('}", "not a regular expression"),
+])
+def test_match_and_skip_are_checked(fixture_entry, corpus, row, says):
+    folder = fixture_entry(NAN)
+    to_rows(folder, f"  - {row}\n")
+    with pytest.raises(KBError, match=says):
+        declared_checks(entry(corpus, NAN))
+
+
+class _Stub:
+    """A session whose engines record what a pipeline asks of them."""
+
+    def __init__(self, meta):
+        from types import SimpleNamespace as NS
+
+        self.calls = []
+        self.artifacts = NS(case=lambda c: meta, onnx=lambda c: f"{c}.onnx", torchscript=lambda c: f"{c}.pt")
+        self.pnnx = NS(convert=lambda model, case, fp16=None: self.calls.append(("pnnx", model)) or ("p", "b"))
+        self.onnx2ncnn = NS(convert=lambda model: self.calls.append(("onnx2ncnn", model)) or ("p", "b"))
+        self.ncnn = NS(run=lambda param, bin, case, inputs, outputs, **kw: self.calls.append(("ncnn", inputs, outputs)))
+
+
+@pytest.mark.parametrize("pipeline, meta, want", [
+    ("pnnx", {"inputs": {"x": [1]}, "outputs": ["y"], "torchscript": "c.pt"}, [("pnnx", "c.pt"), ("ncnn", ["in0"], ["out0"])]),
+    ("pnnx", {"inputs": {"x": [1], "m": [1]}, "outputs": ["y"]}, [("pnnx", "c.onnx"), ("ncnn", ["in0", "in1"], ["out0"])]),
+    ("onnx2ncnn", {"inputs": {"x": [1], "m": [1]}, "outputs": ["y", "z"]}, [("onnx2ncnn", "c.onnx"),
+                                                                            ("ncnn", ["x", "m"], ["y", "z"])]),
+])
+def test_a_pipeline_defaults_to_what_the_case_exported(pipeline, meta, want):
+    """pnnx reads the TorchScript where the case was traced, else its ONNX, and names blobs in0.., out0..;
+    onnx2ncnn's blobs are the ONNX graph's own input and output names."""
+    from kb.pipelines import PIPELINES
+
+    s = _Stub(meta)
+    PIPELINES[pipeline].call(s, case="c")
+    assert s.calls == want

@@ -5,6 +5,7 @@ from the divisor's comes out off by the divisor."""
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 DIVISOR = 2.5
@@ -45,20 +46,15 @@ def tokens(seed=1, shape=(2, 5, 12)):
     return torch.randn(*shape)
 
 
-def fmod(seed=0, cls=Fmod, **kw):
-    torch.manual_seed(seed)
-    return cls(**kw)
-
-
 def cases():
     x = tokens()
-    model = fmod()
+    model = seeded(Fmod)
     yield Case("fmod", model, (x,), ["x"], ["y"], opset=18, dynamo=True)
-    rewrite = fmod(rewrite=True)
+    rewrite = seeded(Fmod, rewrite=True)
     rewrite.load_state_dict(model.state_dict())
     yield Case("fmod-trunc", rewrite, (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False, rewrites="fmod")
     # Control: torch.remainder, which the exporter writes with Div, Floor, Mul and Sub (no Mod node).
-    yield Case("remainder", fmod(cls=Remainder), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
+    yield Case("remainder", seeded(Remainder), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
 
 
 class Remainder(Fmod):
@@ -68,18 +64,18 @@ class Remainder(Fmod):
 
 def variants():
     x = tokens()
-    yield Case("constant-divisor", fmod(seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("divisor-negative", fmod(seed=3, divisor=-2.5), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("divisor-one", fmod(seed=3, divisor=1.0), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("constant-divisor", seeded(Fmod, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("divisor-negative", seeded(Fmod, seed=3, divisor=-2.5), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("divisor-one", seeded(Fmod, seed=3, divisor=1.0), (x,), ["x"], ["y"], opset=18, dynamo=True)
     torch.manual_seed(5)
     d = torch.rand(16) * 3 + 0.5
-    yield Case("divisor-input", fmod(seed=3, by_input=True), (x, d), ["x", "d"], ["y"], opset=18, dynamo=True)
-    yield Case("opset17", fmod(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=True)
-    yield Case("opset20", fmod(seed=3), (x,), ["x"], ["y"], opset=20, dynamo=True)
-    yield Case("torchscript", fmod(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
-    yield Case("onnxsim", fmod(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
-    yield Case("phase-wrap", fmod(seed=3, cls=Phase), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("divisor-input", seeded(Fmod, seed=3, by_input=True), (x, d), ["x", "d"], ["y"], opset=18, dynamo=True)
+    yield Case("opset17", seeded(Fmod, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=True)
+    yield Case("opset20", seeded(Fmod, seed=3), (x,), ["x"], ["y"], opset=20, dynamo=True)
+    yield Case("torchscript", seeded(Fmod, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("onnxsim", seeded(Fmod, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
+    yield Case("phase-wrap", seeded(Phase, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
     # Near misses: torch.remainder (no Mod node), and fmod on an int64 tensor (Mod with fmod=1 on integers,
     # which MNN computes as torch does).
-    yield Case("remainder-near-miss", fmod(seed=3, cls=Remainder), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("integer-near-miss", fmod(seed=3, integer=True), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("remainder-near-miss", seeded(Remainder, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("integer-near-miss", seeded(Fmod, seed=3, integer=True), (x,), ["x"], ["y"], opset=18, dynamo=True)

@@ -1,7 +1,6 @@
 from kb.checks import Checks
 
 checks = Checks(__file__)
-BUG = ["wrong-output", "mode-not-supported"]
 
 
 @checks.control("mnn")
@@ -16,10 +15,3 @@ def computes_bilinear(s):
 
 # Approximate by design: bilinear is not bicubic. torch's bilinear output differs from its bicubic one by
 # up to 0.588 (max abs) on this input and grid, so the tolerance covers that and nothing finer.
-
-
-@checks.variants("mnn", BUG, ["border", "reflection", "conv-relu-before", "tanh-grid", "opset17",
-                              "opset20", "onnxsim", "dynamo", "bilinear-near-miss", "nearest-near-miss"])
-def convert_run(s, case):
-    """Default conversion, Module API."""
-    return s.mnn.run(s.mnn.convert(case))

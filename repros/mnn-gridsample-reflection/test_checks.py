@@ -1,7 +1,6 @@
 from kb.checks import Checks
 
 checks = Checks(__file__)
-BUG = ["wrong-output"]
 
 
 @checks.control("mnn")
@@ -12,10 +11,3 @@ def computes_border(s):
     border = s.artifacts.reference("border-control")
     border.source = "torch padding_mode='border'"
     return s.against(got, border)
-
-
-@checks.variants("mnn", BUG, ["nearest", "conv-relu-before", "offset-grid", "tanh-grid", "opset17", "opset20",
-                              "onnxsim", "dynamo", "border-near-miss", "zeros-near-miss"])
-def convert_run(s, case):
-    """Default conversion, Module API."""
-    return s.mnn.run(s.mnn.convert(case))

@@ -3,6 +3,7 @@
 import torch
 from torch import nn
 
+from kb.blocks import Fn
 from kb.export import Case
 
 BIG = 3.0e38
@@ -13,15 +14,6 @@ def with_nans(shape=(1, 4, 8, 8)):
     x = torch.randn(*shape)
     x.view(-1)[::7] = float("nan")
     return x
-
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def zero_nans(x):

@@ -5,6 +5,7 @@ the LSTM names three outputs after the node's own, reading past the one it has."
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 T, F, H = 6, 12, 16  # sequence length, features, hidden size
@@ -72,47 +73,42 @@ def states(layers=1, dirs=1, seed=2):
     return tuple(torch.randn(layers * dirs, 1, H) * 0.5 for _ in range(2))
 
 
-def net(seed=0, **kw):
-    torch.manual_seed(seed)
-    return Net(**kw)
-
-
 def cases():
     x = seq()
-    model = net()
+    model = seeded(Net)
     yield Case("lstm", model, (x,), ["x"], ["y"], opset=18, dynamo=True)
     # Workarounds, same weights and input: the TorchScript exporter (LSTM with its three outputs, Y_h and
     # Y_c unused), and returning the final states too (dynamo then keeps all three outputs).
     yield Case("lstm-torchscript", model, (x,), ["x"], ["y"], opset=17, dynamo=False, trigger=False,
                rewrites="lstm")
     torch.manual_seed(0)
-    all_states = net(states="all")
+    all_states = seeded(Net, states="all")
     all_states.load_state_dict(model.state_dict())
     yield Case("lstm-return-states", all_states, (x,), ["x"], ["y", "h", "c"], opset=18, dynamo=True,
                trigger=False, rewrites="lstm")
     # Control on the same path: a GRU exported by dynamo has one output too, and converts.
-    yield Case("gru", net(kind="gru"), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
+    yield Case("gru", seeded(Net, kind="gru"), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
 
 
 def variants():
     x = seq()
-    yield Case("opset18", net(seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("opset20", net(seed=3), (x,), ["x"], ["y"], opset=20, dynamo=True)
-    yield Case("seq-first", net(seed=3, batch_first=False), (seq(False),), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("bidirectional", net(seed=3, bidirectional=True), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("two-layers", net(seed=3, layers=2), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("bias-false", net(seed=3, bias=False), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("state-inputs", net(seed=3), (x, *states()), ["x", "h0", "c0"], ["y"], opset=18, dynamo=True)
-    yield Case("onnxsim", net(seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True, simplify=True)
+    yield Case("opset18", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("opset20", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=20, dynamo=True)
+    yield Case("seq-first", seeded(Net, seed=3, batch_first=False), (seq(False),), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("bidirectional", seeded(Net, seed=3, bidirectional=True), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("two-layers", seeded(Net, seed=3, layers=2), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("bias-false", seeded(Net, seed=3, bias=False), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("state-inputs", seeded(Net, seed=3), (x, *states()), ["x", "h0", "c0"], ["y"], opset=18, dynamo=True)
+    yield Case("onnxsim", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True, simplify=True)
     torch.manual_seed(4)
     yield Case("classifier", Classifier(), (x,), ["x"], ["logits"], opset=18, dynamo=True)
     # Two of the three outputs (y and the final h) is not enough either.
-    yield Case("return-h", net(seed=3, states="h"), (x,), ["x"], ["y", "h"], opset=18, dynamo=True)
+    yield Case("return-h", seeded(Net, seed=3, states="h"), (x,), ["x"], ["y", "h"], opset=18, dynamo=True)
     # Near misses: the TorchScript export (the LSTM keeps Y, Y_h, Y_c; its initial states are computed by
     # Expand), the same after onnxsim, a GRU with one output, an LSTMCell stepped in Python (no LSTM node).
-    yield Case("torchscript-near-miss", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
-    yield Case("torchscript-onnxsim-near-miss", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False,
+    yield Case("torchscript-near-miss", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("torchscript-onnxsim-near-miss", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False,
                simplify=True)
-    yield Case("gru-near-miss", net(seed=3, kind="gru"), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("gru-near-miss", seeded(Net, seed=3, kind="gru"), (x,), ["x"], ["y"], opset=18, dynamo=True)
     torch.manual_seed(5)
     yield Case("lstm-cell-near-miss", Unrolled(), (x,), ["x"], ["y"], opset=18, dynamo=True)

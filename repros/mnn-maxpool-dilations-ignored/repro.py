@@ -4,6 +4,7 @@ an undilated window, so the output has another shape than torch's (and other val
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 
@@ -42,39 +43,34 @@ def image(seed=1, dim=2):
     return torch.randn(*{1: (1, 3, 20), 2: (1, 3, 16, 16), 3: (1, 3, 8, 10, 10)}[dim])
 
 
-def net(seed=0, cls=Net, **kw):
-    torch.manual_seed(seed)
-    return cls(**kw)
-
-
 def cases():
     x = image()
-    model = net()
+    model = seeded(Net)
     yield Case("maxpool-dilated", model, (x,), ["x"], ["y"], opset=18, dynamo=True)
-    slices = net(cls=Slices)
+    slices = seeded(Slices)
     slices.load_state_dict(model.state_dict())
     yield Case("maxpool-slices", slices, (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False,
                rewrites="maxpool-dilated")
     # Control: the same pool without dilation.
-    yield Case("maxpool-undilated", net(dilation=1), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
+    yield Case("maxpool-undilated", seeded(Net, dilation=1), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
 
 
 def variants():
     x = image()
-    yield Case("k3-d2", net(seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("k2-d2", net(seed=3, kernel=2), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("k3-d3-s2", net(seed=3, stride=2, dilation=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("padded", net(seed=3, padding=1), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("ceil-mode", net(seed=3, stride=2, padding=1, ceil_mode=True), (x,), ["x"], ["y"], opset=18,
+    yield Case("k3-d2", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("k2-d2", seeded(Net, seed=3, kernel=2), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("k3-d3-s2", seeded(Net, seed=3, stride=2, dilation=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("padded", seeded(Net, seed=3, padding=1), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("ceil-mode", seeded(Net, seed=3, stride=2, padding=1, ceil_mode=True), (x,), ["x"], ["y"], opset=18,
                dynamo=True)
-    yield Case("width-only", net(seed=3, padding=1, dilation=(1, 2)), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("opset17", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=True)
-    yield Case("opset20", net(seed=3), (x,), ["x"], ["y"], opset=20, dynamo=True)
-    yield Case("torchscript", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
-    yield Case("onnxsim", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
-    yield Case("pool1d", net(seed=3, dim=1), (image(dim=1),), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("pool3d", net(seed=3, dim=3), (image(dim=3),), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("width-only", seeded(Net, seed=3, padding=1, dilation=(1, 2)), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("opset17", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=True)
+    yield Case("opset20", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=20, dynamo=True)
+    yield Case("torchscript", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("onnxsim", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
+    yield Case("pool1d", seeded(Net, seed=3, dim=1), (image(dim=1),), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("pool3d", seeded(Net, seed=3, dim=3), (image(dim=3),), ["x"], ["y"], opset=18, dynamo=True)
     # Near misses: no dilation, with and without ceil_mode.
-    yield Case("undilated-near-miss", net(seed=3, dilation=1), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("undilated-ceil-near-miss", net(seed=3, stride=2, padding=1, dilation=1, ceil_mode=True), (x,),
+    yield Case("undilated-near-miss", seeded(Net, seed=3, dilation=1), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("undilated-ceil-near-miss", seeded(Net, seed=3, stride=2, padding=1, dilation=1, ceil_mode=True), (x,),
                ["x"], ["y"], opset=18, dynamo=True)

@@ -1,7 +1,6 @@
 from kb.checks import Checks
 
 checks = Checks(__file__)
-BUG = ["compute-shape-while", "not-resized"]
 
 
 @checks.workaround("mnn", "use-origin-rnn-impl")
@@ -13,11 +12,3 @@ def lstm_origin_rnn_session(s):
 @checks.workaround("mnn", "use-origin-rnn-impl")
 def gru_origin_rnn_session(s):
     return s.mnn.run_session(s.mnn.convert("gru", "--useOriginRNNImpl", tag="origin"), "gru")
-
-
-@checks.variants("mnn", BUG, ["lstm-relu", "gru-silu", "lstm-two-layers", "lstm-bidirectional", "lstm-h0-c0",
-                              "gru-h0", "rnn-tanh", "lstm-opset17", "gru-onnxsim", "gru-dynamo",
-                              "conv1d-near-miss"])
-def session(s, case):
-    """Default conversion, run with the Session API."""
-    return s.mnn.run_session(s.mnn.convert(case), case)

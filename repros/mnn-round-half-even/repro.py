@@ -3,6 +3,7 @@
 import torch
 from torch import nn
 
+from kb.blocks import Fn
 from kb.export import Case
 
 
@@ -56,15 +57,6 @@ class ConvRound(nn.Module):
         return torch.round(self.conv(x) * 1.0 + 0.0)
 
 
-class Elementwise(nn.Module):
-    def __init__(self, op):
-        super().__init__()
-        self.op = op
-
-    def forward(self, x):
-        return self.op(x)
-
-
 def cases():
     x = halves()
     yield Case("round", Round(), (x,), ["x"], ["y"], opset=17, dynamo=False)
@@ -79,11 +71,11 @@ def variants():
     yield Case("fake-quant", FakeQuant(), (x / 2,), ["x"], ["y"], opset=17, dynamo=False)
     yield Case("fake-quant-dynamo", FakeQuant(), (x / 2,), ["x"], ["y"], opset=18, dynamo=True)
     yield Case("conv-relu-round", ConvRound(), (x,), ["x"], ["y"], opset=13, dynamo=False)
-    yield Case("round-decimals", Elementwise(lambda t: torch.round(t / 10, decimals=1)), (x,), ["x"], ["y"],
+    yield Case("round-decimals", Fn(lambda t: torch.round(t / 10, decimals=1)), (x,), ["x"], ["y"],
                opset=17, dynamo=False)
     # near misses: no Round op
-    yield Case("floor-near-miss", Elementwise(torch.floor), (x,), ["x"], ["y"], opset=17, dynamo=False)
-    yield Case("ceil-near-miss", Elementwise(torch.ceil), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("floor-near-miss", Fn(torch.floor), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("ceil-near-miss", Fn(torch.ceil), (x,), ["x"], ["y"], opset=17, dynamo=False)
     yield Case("floor-rewrite-dynamo", RoundFloor(), (x,), ["x"], ["y"], opset=18, dynamo=True)
     yield Case("fake-quant-floor-rewrite", FakeQuant(op=round_half_even), (x / 2,), ["x"], ["y"], opset=17,
                dynamo=False)

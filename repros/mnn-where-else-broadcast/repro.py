@@ -6,6 +6,7 @@ is false. GeometrySelect.cpp sizes input 2 by input 1's element count."""
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 C, H, W = 8, 9, 11
@@ -65,42 +66,37 @@ def image(seed=1):
     return torch.randn(1, 3, H, W)
 
 
-def net(seed=0, cls=Net, **kw):
-    torch.manual_seed(seed)
-    return cls(**kw)
-
-
 def cases():
     x = image()
-    model = net()
+    model = seeded(Net)
     yield Case("where-channel", model, (x,), ["x"], ["y"], opset=18, dynamo=True)
     # Workarounds on the same weights: the fill expanded to the output's shape, or the branches swapped.
-    expanded = net(cls=Expanded)
+    expanded = seeded(Expanded)
     expanded.load_state_dict(model.state_dict())
     yield Case("where-expanded", expanded, (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False,
                rewrites="where-channel")
-    swapped = net(cls=Swapped)
+    swapped = seeded(Swapped)
     swapped.load_state_dict(model.state_dict())
     yield Case("where-swapped", swapped, (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False,
                rewrites="where-channel")
     # Control: a scalar-like fill (one element), which MNN's kernel reads as a scalar.
-    yield Case("where-one-element", net(shape=(1,)), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
+    yield Case("where-one-element", seeded(Net, shape=(1,)), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
 
 
 def variants():
     x = image()
-    yield Case("channel-c11", net(seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("channel-1c11", net(seed=3, shape=(1, C, 1, 1)), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("last-axis", net(seed=3, shape=(W,)), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("height-width", net(seed=3, shape=(H, W)), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("opset17", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=True)
-    yield Case("opset20", net(seed=3), (x,), ["x"], ["y"], opset=20, dynamo=True)
-    yield Case("torchscript", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
-    yield Case("onnxsim", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
+    yield Case("channel-c11", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("channel-1c11", seeded(Net, seed=3, shape=(1, C, 1, 1)), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("last-axis", seeded(Net, seed=3, shape=(W,)), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("height-width", seeded(Net, seed=3, shape=(H, W)), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("opset17", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=True)
+    yield Case("opset20", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=20, dynamo=True)
+    yield Case("torchscript", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("onnxsim", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
     torch.manual_seed(4)
     yield Case("token-default", Sequence(), (torch.randn(2, 5, 12),), ["x"], ["y"], opset=18, dynamo=True)
     # Near misses: a one-element fill (read as a scalar), the small tensor in the second slot, both
     # branches expanded to the full shape.
-    yield Case("one-element-near-miss", net(seed=3, shape=(1,)), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("swapped-near-miss", net(seed=3, swap=True), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("expanded-near-miss", net(seed=3, cls=Expanded), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("one-element-near-miss", seeded(Net, seed=3, shape=(1,)), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("swapped-near-miss", seeded(Net, seed=3, swap=True), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("expanded-near-miss", seeded(Expanded, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)

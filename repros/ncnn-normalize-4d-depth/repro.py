@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import ConvThen, seeded
 from kb.export import Case
 
 C, D, H, W = 8, 4, 5, 6  # a (1, C, D, H, W) feature map: C channels, D frames (or slices) of H x W
@@ -27,16 +28,9 @@ def l2_channels_written_out(y):
     return y / torch.linalg.vector_norm(y, dim=1, keepdim=True).clamp(min=1e-12)
 
 
-class ConvThen(nn.Module):
+def conv_then(head, conv=nn.Conv3d, channels=C):
     """A pointwise conv (Conv3d for a video or volume, Conv2d for an image), then `head` on its output."""
-
-    def __init__(self, head, conv=nn.Conv3d, channels=C):
-        super().__init__()
-        self.conv = conv(channels, C, 1)
-        self.head = head
-
-    def forward(self, x):
-        return self.head(self.conv(x))
+    return ConvThen(conv(channels, C, 1), head)
 
 
 class ReluThen(nn.Module):
@@ -88,11 +82,6 @@ class ScaledL2Norm(nn.Module):
         return F.normalize(self.conv(x), dim=1) * self.scale
 
 
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
-
-
 IO = dict(input_names=["in0"], output_names=["out0"])
 
 
@@ -100,23 +89,23 @@ def cases():
     torch.manual_seed(0)
     x5, x4 = torch.randn(1, C, D, H, W), torch.randn(1, C, H, W)
     ts = dict(opset=17, dynamo=False, torchscript=True, **IO)
-    conv3d = seeded(lambda: ConvThen(l2_channels))
+    conv3d = seeded(lambda: conv_then(l2_channels))
     yield Case("conv3d-normalize", conv3d, (x5,), **ts)
     # onnx2ncnn fuses ReduceL2 - Clip - Expand - Div into Normalize only without the Constant and Shape nodes
     # torch writes in between: after onnx-simplifier, as users run it before onnx2ncnn.
     yield Case("onnx2ncnn-normalize", ReluThen(l2_channels), (x5,), opset=13, dynamo=False, simplify=True, **IO)
     # Workarounds: the same conv (same weights) and the same input, rewritten.
-    fold = ConvThen(l2_channels_fold_depth)
+    fold = conv_then(l2_channels_fold_depth)
     fold.conv = conv3d.conv
     yield Case("conv3d-fold-depth", fold, (x5,), trigger=False, rewrites="conv3d-normalize", **ts)
-    written = ConvThen(l2_channels_written_out)
+    written = conv_then(l2_channels_written_out)
     written.conv = conv3d.conv
     yield Case("conv3d-written-out", written, (x5,), trigger=False, rewrites="conv3d-normalize", **ts)
     # (onnx2ncnn writes no depth into a Reshape, so the fold-depth rewrite cannot come back to 5-D on its path.)
     yield Case("onnx2ncnn-written-out", ReluThen(l2_channels_written_out), (x5,), opset=13, dynamo=False,
                simplify=True, trigger=False, rewrites="onnx2ncnn-normalize", **IO)
     # Controls on the same paths: the same F.normalize on an image's 4-D tensor (an ncnn 3-D blob).
-    yield Case("conv2d-normalize", seeded(lambda: ConvThen(l2_channels, nn.Conv2d)), (x4,), trigger=False, **ts)
+    yield Case("conv2d-normalize", seeded(lambda: conv_then(l2_channels, nn.Conv2d)), (x4,), trigger=False, **ts)
     yield Case("onnx2ncnn-normalize-4d", ReluThen(l2_channels), (x4,), opset=13, dynamo=False, simplify=True,
                trigger=False, **IO)
 
@@ -129,16 +118,16 @@ def variants():
     torch.manual_seed(1)
     x5, x4 = torch.randn(1, C, D, H, W), torch.randn(1, C, H, W)
     dyn = dict(opset=18, dynamo=True, export_kwargs={"external_data": False})
-    yield variant("opset13", seeded(lambda: ConvThen(l2_channels)), x5, opset=13)
-    yield variant("opset18", seeded(lambda: ConvThen(l2_channels)), x5, opset=18)
-    yield variant("dynamo", seeded(lambda: ConvThen(l2_channels)), x5, **dyn)
-    yield variant("onnxsim", seeded(lambda: ConvThen(l2_channels)), x5, simplify=True)
+    yield variant("opset13", seeded(lambda: conv_then(l2_channels)), x5, opset=13)
+    yield variant("opset18", seeded(lambda: conv_then(l2_channels)), x5, opset=18)
+    yield variant("dynamo", seeded(lambda: conv_then(l2_channels)), x5, **dyn)
+    yield variant("onnxsim", seeded(lambda: conv_then(l2_channels)), x5, simplify=True)
     yield variant("volume-conv3x3x3", seeded(Volume), torch.randn(1, 1, 8, 10, 12))
     yield variant("video-embedding-block", seeded(VideoEmbedding), torch.randn(1, 3, 6, 8, 8))
     yield variant("scaled-l2norm", seeded(ScaledL2Norm), x5)
-    yield variant("two-frames", seeded(lambda: ConvThen(l2_channels)), torch.randn(1, C, 2, H, W))
+    yield variant("two-frames", seeded(lambda: conv_then(l2_channels)), torch.randn(1, C, 2, H, W))
     # Near misses: a depth of 1 (the one slice ncnn does normalize), and an image's 4-D tensor (an ncnn 3-D
     # blob), both written as the same Normalize layer.
-    yield variant("depth-1-near-miss", seeded(lambda: ConvThen(l2_channels)), torch.randn(1, C, 1, H, W))
-    yield variant("conv2d-near-miss", seeded(lambda: ConvThen(l2_channels, nn.Conv2d)), x4)
-    yield variant("conv2d-dynamo-near-miss", seeded(lambda: ConvThen(l2_channels, nn.Conv2d)), x4, **dyn)
+    yield variant("depth-1-near-miss", seeded(lambda: conv_then(l2_channels)), torch.randn(1, C, 1, H, W))
+    yield variant("conv2d-near-miss", seeded(lambda: conv_then(l2_channels, nn.Conv2d)), x4)
+    yield variant("conv2d-dynamo-near-miss", seeded(lambda: conv_then(l2_channels, nn.Conv2d)), x4, **dyn)

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import Fn
 from kb.export import Case
 
 C, H = 4, 6
@@ -74,15 +75,6 @@ class ClampMinTensor(nn.Module):
         return torch.clamp(x, min=self.lo)
 
 
-class Act(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
-
 class LogMel(nn.Module):
     """A spectrogram front end: conv, then log(clamp(x, min=1e-5)), as TTS and ASR models compress magnitudes."""
 
@@ -137,7 +129,7 @@ def cases():
     yield Case("clamp-min-torchscript", ClampMin(), (x4(),), opset=18, dynamo=False, trigger=False,
                rewrites="clamp-min-dynamo", **IO)
     # Controls on the same path: Clips from the same exporter with both bounds, or with the min left empty.
-    yield Case("relu6-dynamo", Act(F.relu6), (x4(),), opset=18, trigger=False, **DYN)
+    yield Case("relu6-dynamo", Fn(F.relu6), (x4(),), opset=18, trigger=False, **DYN)
     yield Case("clamp-max-dynamo", ClampMax(), (x4(),), opset=18, trigger=False, **DYN)
 
 
@@ -155,8 +147,8 @@ def variants():
     # Near misses: the same exporter, where the Clip has both inputs (or an empty min), or no Clip is written.
     yield Case("clamp-max-near-miss", ClampMax(), x, opset=18, **DYN)
     yield Case("clamp-both-near-miss", ClampBoth(), x, opset=18, **DYN)
-    yield Case("relu6-near-miss", Act(F.relu6), x, opset=18, **DYN)
-    yield Case("hardtanh-near-miss", Act(F.hardtanh), x, opset=18, **DYN)
+    yield Case("relu6-near-miss", Fn(F.relu6), x, opset=18, **DYN)
+    yield Case("hardtanh-near-miss", Fn(F.hardtanh), x, opset=18, **DYN)
     yield Case("clamp-min-int-near-miss", ClampMinInt(), x, opset=18, **DYN)
     yield Case("clamp-min-tensor-near-miss", ClampMinTensor(), x, opset=18, **DYN)
     # The TorchScript exporter: Clip(x, min, "") with an empty max, which converts.

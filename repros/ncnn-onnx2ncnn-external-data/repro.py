@@ -5,6 +5,7 @@ tensors as empty and writes layers without their weights."""
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 
@@ -57,11 +58,6 @@ class MLP(nn.Module):
 
     def forward(self, x):
         return self.fc2(torch.relu(self.fc1(x.flatten(1)[:, :16])))
-
-
-def seeded(cls, *args):
-    torch.manual_seed(0)
-    return cls(*args)
 
 
 def x_in():

@@ -4,6 +4,7 @@ reshape to (tokens, channels) or (2, 3, 4) of a batch-1 tensor loses that axis i
 import torch
 from torch import nn
 
+from kb.blocks import randn
 from kb.export import Case
 
 N, C = 6, 8  # tokens, channels
@@ -75,11 +76,6 @@ class HeadSplit(nn.Module):
 
     def forward(self, x):
         return x.reshape(1, N, 2, C // 2)
-
-
-def randn(*shape, seed=1):
-    torch.manual_seed(seed)
-    return torch.randn(*shape)
 
 
 IO = dict(input_names=["in0"], output_names=["out0"])

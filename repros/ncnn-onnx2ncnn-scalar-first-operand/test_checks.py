@@ -1,15 +1,9 @@
 from kb.checks import Checks
 
 checks = Checks(__file__)
-ABORT = ["protobuf-index-abort"]
 # ncnn's x86 InnerProduct keeps fp16 weights where the CPU has F16C, and pnnx stores fp16 weights: a correct
 # result differs from torch by up to 7.6e-4 (measured: onnx2ncnn opset-17 MLP, SiLU variant; pnnx up to 1.7e-4).
 TOL = dict(atol=1e-3, rtol=1e-3)
-VARIANTS = ["gelu-dynamo-opset19", "gelu-dynamo-onnxsim", "gelu-tanh-dynamo", "gelu-tanh-torchscript",
-            "convnext-dynamo", "vit-dynamo", "swin-torchscript", "scale-first-dynamo",
-            "convnext-torchscript", "swin-dynamo", "gru-dynamo", "convnet-default",
-            "gelu-torchscript-opset18", "gelu-dynamo-opset20", "silu-dynamo", "scale-per-channel-dynamo",
-            "one-minus-dynamo", "convnet-dynamo", "convnet-opset20-inline"]
 
 
 def scalar_operand_second(src, dst):
@@ -51,9 +45,3 @@ def onnx2ncnn_scale_first_fixed_graph(s):
     fixed = scalar_operand_second(s.artifacts.onnx("scale-first-torchscript"),
                                   s.path("scale-first-torchscript-fixed.onnx"))
     return via_onnx2ncnn(s, "scale-first-torchscript", fixed)
-
-
-@checks.variants("onnx2ncnn", ABORT, VARIANTS, needs=["ncnn"], **TOL)
-def onnx2ncnn(s, case):
-    """onnx2ncnn, then the ncnn runtime; compared with torch."""
-    return via_onnx2ncnn(s, case)

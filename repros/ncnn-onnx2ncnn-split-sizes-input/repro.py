@@ -5,15 +5,11 @@ MemoryData blob, and writes them as twice as many floats as the .param declares,
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 C_IN, C, C_OUT = 4, 8, 3
 SIZES = [2, 6]  # torch.split(y, [2, 6], dim=1): unequal sizes, as a detection head's split((box, classes))
-
-
-def seeded(cls, *args, **kw):
-    torch.manual_seed(0)
-    return cls(*args, **kw)
 
 
 class SplitBlock(nn.Module):

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 SHAPE = (1, 4, 6, 8)  # N, C, H, W
@@ -255,11 +256,6 @@ def x_in():
 def grid_in():
     torch.manual_seed(2)
     return torch.rand(*GRID) * 2.4 - 1.2  # a little outside [-1, 1]: padding_mode matters
-
-
-def seeded(cls, *args, **kw):
-    torch.manual_seed(0)  # the same weights whichever cases came before
-    return cls(*args, **kw)
 
 
 IO = dict(input_names=["in0"], output_names=["out0"])

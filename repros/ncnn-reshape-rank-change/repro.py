@@ -5,33 +5,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import ConvThen, seeded
 from kb.export import Case
 
 C, D, H, W = 24, 3, 5, 4  # a (1, C, D, H, W) feature map after a Conv3d
 
 
-class Conv3dThen(nn.Module):
+def conv3d_then(view):
     """A pointwise Conv3d (so pnnx knows the batch axis), then `view` on its (1, C, D, H, W) output."""
-
-    def __init__(self, view):
-        super().__init__()
-        self.conv = nn.Conv3d(C, C, 1)
-        self.view = view
-
-    def forward(self, x):
-        return self.view(self.conv(x))
+    return ConvThen(nn.Conv3d(C, C, 1), view)
 
 
-class Conv2dThen(nn.Module):
+def conv2d_then(view):
     """A pointwise Conv2d, then `view` on its (1, 8, 4, 5) output."""
-
-    def __init__(self, view):
-        super().__init__()
-        self.conv = nn.Conv2d(8, 8, 1)
-        self.view = view
-
-    def forward(self, x):
-        return self.view(self.conv(x))
+    return ConvThen(nn.Conv2d(8, 8, 1), view)
 
 
 # The views. In ncnn terms (no batch axis): a (1, C, D, H, W) tensor is a 4-D blob, (1, C, H, W) a 3-D one.
@@ -97,11 +84,6 @@ class Flat(nn.Module):
         return self.view(torch.relu(x))
 
 
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
-
-
 IO = dict(input_names=["in0"], output_names=["out0"])
 
 
@@ -109,28 +91,28 @@ def cases():
     torch.manual_seed(0)
     x5, x4 = torch.randn(1, C, D, H, W), torch.randn(1, 8, 4, 5)
     ts = dict(opset=13, dynamo=False, torchscript=True, **IO)
-    rt = seeded(lambda: Conv3dThen(normalize_roundtrip))
-    merge = seeded(lambda: Conv3dThen(merge_depth))
-    split = seeded(lambda: Conv2dThen(split_depth))
+    rt = seeded(lambda: conv3d_then(normalize_roundtrip))
+    merge = seeded(lambda: conv3d_then(merge_depth))
+    split = seeded(lambda: conv2d_then(split_depth))
     yield Case("normalize-roundtrip", rt, (x5,), **ts)
     yield Case("merge-depth", merge, (x5,), **ts)
     yield Case("split-depth", split, (x4,), **ts)
     # onnx2ncnn writes 3-D targets only (no 11=), so only 4-D -> 3-D applies: the model input is the 4-D blob.
     yield Case("onnx2ncnn-merge-depth", Flat(merge_depth), (x5,), opset=13, dynamo=False, **IO)
     # Workarounds: the same weights (the same module objects' convs) and inputs, the rank kept or passed via 2-D.
-    keep = Conv3dThen(normalize_roundtrip_keep_4d)
+    keep = conv3d_then(normalize_roundtrip_keep_4d)
     keep.conv = rt.conv
     yield Case("roundtrip-keep-4d", keep, (x5,), trigger=False, rewrites="normalize-roundtrip", **ts)
-    flat = Conv3dThen(merge_depth_via_flat)
+    flat = conv3d_then(merge_depth_via_flat)
     flat.conv = merge.conv
     yield Case("merge-depth-via-flat", flat, (x5,), trigger=False, rewrites="merge-depth", **ts)
-    flat2 = Conv2dThen(split_depth_via_flat)
+    flat2 = conv2d_then(split_depth_via_flat)
     flat2.conv = split.conv
     yield Case("split-depth-via-flat", flat2, (x4,), trigger=False, rewrites="split-depth", **ts)
     yield Case("onnx2ncnn-merge-depth-via-flat", Flat(merge_depth_via_flat), (x5,), opset=13, dynamo=False,
                trigger=False, rewrites="onnx2ncnn-merge-depth", **IO)
     # Control on the same path: a 4-D -> 3-D reshape that changes the channel count.
-    yield Case("merge-depth-into-channels", seeded(lambda: Conv3dThen(merge_depth_into_channels)), (x5,),
+    yield Case("merge-depth-into-channels", seeded(lambda: conv3d_then(merge_depth_into_channels)), (x5,),
                trigger=False, **ts)
 
 
@@ -142,18 +124,18 @@ def variants():
     torch.manual_seed(1)
     x5, x4 = torch.randn(1, C, D, H, W), torch.randn(1, 8, 4, 5)
     dyn = dict(opset=18, dynamo=True, export_kwargs={"external_data": False})
-    yield variant("roundtrip-opset13", seeded(lambda: Conv3dThen(normalize_roundtrip)), x5, opset=13)
-    yield variant("roundtrip-opset17", seeded(lambda: Conv3dThen(normalize_roundtrip)), x5)
-    yield variant("roundtrip-dynamo", seeded(lambda: Conv3dThen(normalize_roundtrip)), x5, **dyn)
-    yield variant("roundtrip-onnxsim", seeded(lambda: Conv3dThen(normalize_roundtrip)), x5, simplify=True)
-    yield variant("merge-depth-opset18", seeded(lambda: Conv3dThen(merge_depth)), x5, opset=18)
-    yield variant("flatten-depth-height", seeded(lambda: Conv3dThen(lambda y: torch.flatten(y, 2, 3))), x5)
-    yield variant("split-depth-dynamo", seeded(lambda: Conv2dThen(split_depth)), x4, **dyn)
+    yield variant("roundtrip-opset13", seeded(lambda: conv3d_then(normalize_roundtrip)), x5, opset=13)
+    yield variant("roundtrip-opset17", seeded(lambda: conv3d_then(normalize_roundtrip)), x5)
+    yield variant("roundtrip-dynamo", seeded(lambda: conv3d_then(normalize_roundtrip)), x5, **dyn)
+    yield variant("roundtrip-onnxsim", seeded(lambda: conv3d_then(normalize_roundtrip)), x5, simplify=True)
+    yield variant("merge-depth-opset18", seeded(lambda: conv3d_then(merge_depth)), x5, opset=18)
+    yield variant("flatten-depth-height", seeded(lambda: conv3d_then(lambda y: torch.flatten(y, 2, 3))), x5)
+    yield variant("split-depth-dynamo", seeded(lambda: conv2d_then(split_depth)), x4, **dyn)
     yield variant("temporal-softmax-block", seeded(TemporalSoftmax), x5)
     # Near misses: the rank changes but not the channel count's place (channels merged or split), the rank is
     # kept, or the blob goes to or from 2-D.
-    yield variant("merge-into-channels-near-miss", seeded(lambda: Conv3dThen(merge_depth_into_channels)), x5)
-    yield variant("split-channels-near-miss", seeded(lambda: Conv2dThen(lambda y: y.reshape(1, 4, 2, 4, 5))), x4)
-    yield variant("same-rank-near-miss", seeded(lambda: Conv3dThen(lambda y: y.reshape(1, C, D * H, 1, W))), x5)
-    yield variant("flatten-to-2d-near-miss", seeded(lambda: Conv3dThen(lambda y: torch.flatten(y, 2))), x5)
-    yield variant("keep-4d-near-miss", seeded(lambda: Conv3dThen(normalize_roundtrip_keep_4d)), x5, **dyn)
+    yield variant("merge-into-channels-near-miss", seeded(lambda: conv3d_then(merge_depth_into_channels)), x5)
+    yield variant("split-channels-near-miss", seeded(lambda: conv2d_then(lambda y: y.reshape(1, 4, 2, 4, 5))), x4)
+    yield variant("same-rank-near-miss", seeded(lambda: conv3d_then(lambda y: y.reshape(1, C, D * H, 1, W))), x5)
+    yield variant("flatten-to-2d-near-miss", seeded(lambda: conv3d_then(lambda y: torch.flatten(y, 2))), x5)
+    yield variant("keep-4d-near-miss", seeded(lambda: conv3d_then(normalize_roundtrip_keep_4d)), x5, **dyn)

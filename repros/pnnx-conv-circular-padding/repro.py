@@ -4,9 +4,8 @@ circular" and writes a zero-padded Convolution (Tencent/ncnn#4835's path, which 
 import torch
 from torch import nn
 
+from kb.blocks import padding_inputs, seeded
 from kb.export import Case
-
-C, L = 8, 30  # sizes of the 1-D input drawn first, kept so the inputs stay those the ledger measured
 
 
 class Conv(nn.Module):
@@ -20,17 +19,8 @@ class Conv(nn.Module):
         return torch.relu(self.conv(x))
 
 
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
-
-
 def cases():
-    torch.manual_seed(0)
-    # Drawn in this order (x1, x3 unused): these cases were measured in KB043 (pnnx-reflect-padding), with these inputs.
-    _x1 = torch.randn(1, C, L)
-    x2 = torch.randn(1, 2, 12, 12)
-    _x3 = torch.randn(1, 2, 6, 8, 8)
+    _, x2, _ = padding_inputs()  # the family's inputs, as the ledger measured them
     io = dict(input_names=["in0"], output_names=["out0"])
     # Circular padding from TorchScript (ONNX has no circular Pad mode: torch writes Slice + Concat).
     circ = seeded(lambda: Conv("circular"))
@@ -44,9 +34,8 @@ def variant(name, module, x, opset=13, dynamo=False, **kw):
 
 
 def variants():
-    torch.manual_seed(1)
     # Drawn in this order (x1, x3 unused), as when these variants were measured in KB043.
-    _x1, x2, _x3 = torch.randn(1, C, L), torch.randn(1, 2, 12, 12), torch.randn(1, 2, 6, 8, 8)
+    _, x2, _ = padding_inputs(seed=1)
     # Near misses: the padding modes #4835 reported and pnnx then learned (a87be24), on the ONNX path.
     yield variant("conv-reflect-near-miss", seeded(lambda: Conv("reflect", k=7)), x2, opset=17)
     yield variant("conv-replicate-near-miss", seeded(lambda: Conv("replicate")), x2)
