@@ -34,6 +34,17 @@ class Fn(nn.Module):
         return self.fn(x)
 
 
+class Fc(nn.Module):
+    """One nn.Linear as the whole model (its weights named fc.*)."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
 class ConvThen(nn.Module):
     """A layer, then a function on its output: the op under test behind a real producer (whose output pnnx and
     ncnn give a known layout)."""

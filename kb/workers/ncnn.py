@@ -38,6 +38,29 @@ def _read_back(arr, axis):
     return arr if axis is None else np.expand_dims(arr, axis)
 
 
+def load(param: str, bin: str | None, options: dict | None = None):
+    """An ncnn.Net with `options` set and the model loaded, on the CPU unless options ask for Vulkan; one line and
+    exit where it cannot be, since extract() on a net that failed to load segfaults. For hand-written feeds too."""
+    import sys
+
+    import ncnn
+
+    net = ncnn.Net()
+    net.opt.use_vulkan_compute = False
+    # Options (use_fp16_storage, ...) act when the layers are created: set before load_param.
+    for key, value in (options or {}).items():
+        if not hasattr(net.opt, key):
+            sys.exit(f"ncnn: no option {key!r} in this ncnn's Option")
+        setattr(net.opt, key, value)
+    if net.opt.use_vulkan_compute and ncnn.get_gpu_count() == 0:
+        sys.exit(NO_DEVICE)  # ncnn would run on the CPU instead, and the check would judge the wrong device
+    if net.load_param(param) != 0:
+        sys.exit(f"ncnn: load_param failed for {Path(param).name}")
+    if bin and net.load_model(bin) != 0:
+        sys.exit(f"ncnn: load_model failed for {Path(bin).name}")
+    return net
+
+
 def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], blobs_out: dict[str, str],
         batch: bool = False, axes_in: list | None = None, axes_out: list | None = None,
         options: dict | None = None) -> None:
@@ -56,21 +79,8 @@ def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], b
     if axes_out is None:
         axes_out = [LEADING] * len(blobs_out)
 
-    net = ncnn.Net()
-    net.opt.use_vulkan_compute = False
-    # Options (use_fp16_storage, ...) act when the layers are created: set before load_param.
-    for key, value in (options or {}).items():
-        if not hasattr(net.opt, key):
-            sys.exit(f"ncnn: no option {key!r} in this ncnn's Option")
-        setattr(net.opt, key, value)
+    net = load(param, bin, options)
     gpu = bool(net.opt.use_vulkan_compute)
-    if gpu and ncnn.get_gpu_count() == 0:
-        sys.exit(NO_DEVICE)  # ncnn would run on the CPU instead, and the check would judge the wrong device
-    # extract() on a net that failed to load segfaults: stop here, with one line, before any input.
-    if net.load_param(param) != 0:
-        sys.exit(f"ncnn: load_param failed for {Path(param).name}")
-    if bin and net.load_model(bin) != 0:
-        sys.exit(f"ncnn: load_model failed for {Path(bin).name}")
     with np.load(feed) as z:
         arrays = [z[k] for k in z.files]
     if len(arrays) < len(blobs_in):

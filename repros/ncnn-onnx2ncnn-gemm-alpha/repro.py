@@ -5,6 +5,7 @@ as well, and the output is wrong (no message)."""
 import torch
 from torch import nn
 
+from kb.blocks import Fc, randn
 from kb.export import Case
 
 M, K, N = 4, 5, 3  # a (M, K) @ (K, N) product, C is (M, N)
@@ -59,22 +60,6 @@ class ScaledResidualMLP(nn.Module):
         return torch.addmm(x, torch.relu(self.fc1(x)), self.w2, alpha=0.1)
 
 
-class Linear2d(nn.Module):
-    """Near miss: nn.Linear on (rows, features): a Gemm with alpha = beta = 1 and transB=1, an InnerProduct."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(K, N)
-
-    def forward(self, x):
-        return self.fc(x)
-
-
-def randn(*shape, seed=1):
-    torch.manual_seed(seed)
-    return torch.randn(*shape)
-
-
 def cab(seed=1, c_shape=(M, N)):
     """Inputs of torch.addmm: c (M, N), a (M, K), b (K, N)."""
     torch.manual_seed(seed)
@@ -111,4 +96,4 @@ def variants():
     torch.manual_seed(5)
     yield Case("beta0-near-miss", AddmmParams(2.0, 0.0), (randn(M, K, seed=5),), opset=13, dynamo=False, **io(1))
     torch.manual_seed(6)
-    yield Case("linear-near-miss", Linear2d(), (randn(M, K, seed=6),), opset=13, dynamo=False, **io(1))
+    yield Case("linear-near-miss", Fc(K, N), (randn(M, K, seed=6),), opset=13, dynamo=False, **io(1))

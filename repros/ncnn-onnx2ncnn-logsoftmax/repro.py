@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kb.blocks import seeded
+from kb.blocks import randn, seeded
 from kb.export import Case
 
 C_IN, C = 4, 6
@@ -64,24 +64,19 @@ class Classifier(nn.Module):
         return F.log_softmax(self.fc(torch.relu(self.conv(x)).mean((2, 3))), dim=1)
 
 
-def x_in():
-    torch.manual_seed(1)
-    return torch.randn(1, C_IN, 5, 5)
-
-
 IO = dict(input_names=["in0"], output_names=["out0"])
 
 
 def cases():
     block = seeded(ConvLogSoftmax)
-    x = x_in()
+    x = randn(1, C_IN, 5, 5)
     yield Case("log-softmax", block, (x,), opset=13, dynamo=False, torchscript=True, **IO)
     yield Case("log-of-softmax", rewritten(block, "log-of-softmax"), (x,), opset=13, dynamo=False, trigger=False,
                rewrites="log-softmax", **IO)
 
 
 def variants():
-    x = x_in()
+    x = randn(1, C_IN, 5, 5)
     yield Case("log-softmax-opset13", seeded(ConvLogSoftmax), (x,), opset=13, dynamo=False, **IO)
     yield Case("log-softmax-opset17", seeded(ConvLogSoftmax), (x,), opset=17, dynamo=False, **IO)
     yield Case("log-softmax-opset18", seeded(ConvLogSoftmax), (x,), opset=18, dynamo=False, **IO)

@@ -5,6 +5,7 @@ multiplies 2-D matrices only: q @ k.transpose(-2, -1) on 4-D (batch, heads, toke
 import torch
 from torch import nn
 
+from kb.blocks import Fc
 from kb.export import Case
 
 HEADS, N, D = 2, 6, 4  # heads, tokens, head size
@@ -75,17 +76,6 @@ class Scores3d(nn.Module):
         return q @ k.transpose(1, 2)
 
 
-class Linear3d(nn.Module):
-    """Near miss: nn.Linear on (1, tokens, channels): a MatMul with a constant weight (InnerProduct)."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(C, C)
-
-    def forward(self, x):
-        return self.fc(x)
-
-
 class Mm2d(nn.Module):
     """Near miss: torch.mm of two 2-D activations (Tencent/ncnn#2194's case, converted to Gemm since 2020)."""
 
@@ -127,5 +117,5 @@ def variants():
     # Near misses: 3-D single-head scores, a Linear on 3-D tokens, torch.mm of two 2-D activations.
     yield Case("scores-3d-near-miss", Scores3d(), qkv(2, 2, (1, N, D)), opset=13, dynamo=False, **io(2))
     torch.manual_seed(5)
-    yield Case("linear-3d-near-miss", Linear3d(), (torch.randn(1, N, C),), opset=13, dynamo=False, **io(1))
+    yield Case("linear-3d-near-miss", Fc(C, C), (torch.randn(1, N, C),), opset=13, dynamo=False, **io(1))
     yield Case("mm-2d-near-miss", Mm2d(), (torch.randn(N, D), torch.randn(D, 3)), opset=13, dynamo=False, **io(2))

@@ -4,7 +4,7 @@ reshape to (tokens, channels) or (2, 3, 4) of a batch-1 tensor loses that axis i
 import torch
 from torch import nn
 
-from kb.blocks import randn
+from kb.blocks import Fc, randn
 from kb.export import Case
 
 N, C = 6, 8  # tokens, channels
@@ -51,17 +51,6 @@ class Mlp(nn.Module):
 
     def forward(self, x):
         return self.fc2(torch.relu(self.fc1(x.reshape(N, C))))
-
-
-class LinearOnTokens(nn.Module):
-    """nn.Linear on (1, N, C) tokens: MatMul + Add (InnerProduct in ncnn)."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(C, C)
-
-    def forward(self, x):
-        return self.fc(x)
 
 
 class Flatten(nn.Module):
@@ -118,4 +107,4 @@ def variants():
     yield Case("head-split-near-miss", HeadSplit(), (randn(1, N, C, seed=12),), opset=13, dynamo=False, **IO)
     yield Case("flatten-near-miss", Flatten(), (randn(1, 4, 5, seed=12),), opset=13, dynamo=False, **IO)
     torch.manual_seed(10)
-    yield Case("linear-3d-near-miss", LinearOnTokens(), (randn(1, N, C, seed=11),), opset=13, dynamo=False, **IO)
+    yield Case("linear-3d-near-miss", Fc(C, C), (randn(1, N, C, seed=11),), opset=13, dynamo=False, **IO)

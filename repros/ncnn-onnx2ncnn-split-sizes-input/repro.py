@@ -5,7 +5,7 @@ MemoryData blob, and writes them as twice as many floats as the .param declares,
 import torch
 from torch import nn
 
-from kb.blocks import seeded
+from kb.blocks import randn, seeded
 from kb.export import Case
 
 C_IN, C, C_OUT = 4, 8, 3
@@ -97,17 +97,12 @@ class WeightlessSplit(nn.Module):
         return torch.cat([b * 2, a], 1)
 
 
-def x_in():
-    torch.manual_seed(1)
-    return torch.randn(1, C_IN, 6, 6)
-
-
 IO = dict(input_names=["in0"], output_names=["out0"])
 
 
 def cases():
     block = seeded(SplitBlock)
-    x = x_in()
+    x = randn(1, C_IN, 6, 6)
     yield Case("split-block", block, (x,), opset=13, dynamo=False, torchscript=True, **IO)
     # Workarounds: the same weights and input, exported at opset 11 (sizes as an attribute) or cut by slicing.
     yield Case("split-block-opset11", block, (x,), opset=11, dynamo=False, trigger=False, rewrites="split-block",
@@ -118,7 +113,7 @@ def cases():
 
 
 def variants():
-    x = x_in()
+    x = randn(1, C_IN, 6, 6)
     yield Case("split-opset13", seeded(SplitBlock), (x,), opset=13, dynamo=False, **IO)
     yield Case("split-opset17", seeded(SplitBlock), (x,), opset=17, dynamo=False, **IO)
     yield Case("split-opset18", seeded(SplitBlock), (x,), opset=18, dynamo=False, **IO)

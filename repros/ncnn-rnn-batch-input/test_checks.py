@@ -17,12 +17,9 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
     import ncnn
     import numpy as np
 
-    net = ncnn.Net()
-    net.opt.use_vulkan_compute = False
-    if net.load_param(param) != 0:  # extract() after a failed load_param segfaults
-        sys.exit(f"ncnn: load_param failed for {param}")
-    if net.load_model(bin) != 0:
-        sys.exit(f"ncnn: load_model failed for {bin}")
+    from kb.workers.ncnn import load
+
+    net = load(param, bin)
     with np.load(inputs) as z:
         x = np.ascontiguousarray(z["in0"], dtype=np.float32)
     if how == "one-at-a-time":
