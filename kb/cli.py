@@ -200,6 +200,8 @@ def conform(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object per case, as it finishes")] = False,
     accept: Annotated[bool, typer.Option("--accept", help="record the outcomes in conformance/ENGINE.yaml")] = False,
     timeout: Annotated[float, typer.Option(help="seconds per step (a convert, a run)")] = 60.0,
+    releases: Annotated[Optional[str], typer.Option(help="all, or V1,V2: each release in its own environment, as "
+                                                         "kb matrix runs it; one already in the ledger is skipped")] = None,
 ) -> None:
     """Run onnx's node-test cases through an engine's whole path and compare them with the accepted ones.
 
@@ -234,6 +236,32 @@ def conform(
         raise KBError("kb conform", "no case matches the selection")
     ledger = conformance.path(entries_mod.repo_root(), engine)
     table = conformance.load(ledger, engine)
+    if releases:
+        names = [c.name for c in selected]
+        try:
+            todo, skipped, problem = conform_mod.releases_to_run(
+                engine, releases, lambda v: all(v in (table.cells.get(n) or {}) for n in names))
+        except ValueError as e:
+            raise KBError("--releases", str(e)) from None
+        if problem:
+            err.print(problem, markup=False, highlight=False)
+        if skipped:
+            err.print(f"{engine}: {', '.join(skipped)} in the ledger already (every selected case)", highlight=False)
+        argv = [*(f"--op={o}" for o in op or []), *(f"--case={c}" for c in case or []),
+                *([f"--shard={shard}"] if shard else []), f"--timeout={timeout}", *(["--accept"] if accept else []),
+                *(["--json"] if as_json else [])]
+        worst = 0
+        for v in todo:
+            p = conform_mod.in_release(engine, v, argv)
+            if isinstance(p, str):
+                err.print(f"{engine} {v}: {p}", markup=False, highlight=False)
+                worst = 2
+                continue
+            if as_json:
+                sys.stdout.write(p.stdout)
+            sys.stderr.write(p.stderr or f"{engine} {v}: exit code {p.returncode}\n")
+            worst = max(worst, p.returncode)
+        raise typer.Exit(worst)
     where = conformance.Provenance(date=time.strftime("%Y-%m-%d", time.gmtime()), platform=platform_tag(),
                                    onnx=of("onnx") or "?", runtime=conform_mod.runtime(engine))
     moved: dict[str, list[str]] = {}

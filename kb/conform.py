@@ -495,3 +495,36 @@ def _once(case: Case, engine: str, version: str, work: Path, timeout: float) -> 
     r = run_case(case, engine, version, work, timeout)
     shutil.rmtree(work, ignore_errors=True)
     return r
+
+
+def releases_to_run(engine: str, wanted: str, done) -> tuple[list[str], list[str], str]:
+    """The releases `--releases` names ("all": every installable one), minus those whose ledger holds every
+    selected case already (`done(version)`): a run over releases resumes where it stopped. Returns (to run,
+    skipped, a problem line)."""
+    from kb import envs
+    from kb.engines import ENGINES as REGISTRY
+
+    if not REGISTRY[engine].matrix:
+        raise ValueError(f"{engine} is built from source here: it has one release, the installed one")
+    problem = ""
+    if wanted == "all":
+        listed, problem = envs.installable(engine)
+    else:
+        listed = [v.strip() for v in wanted.split(",") if v.strip()]
+    return [v for v in listed if not done(v)], [v for v in listed if done(v)], problem
+
+
+def in_release(engine: str, release: str, argv: list[str], timeout: float = 6 * 3600):
+    """`kb conform argv` with `engine==release` first on the path, in its own environment as `kb matrix` runs
+    one (kb.envs); returns the finished process, or a problem line where the release cannot run."""
+    import os
+    import subprocess
+    import sys
+
+    from kb import envs
+
+    env = envs.ensure(engine, release)
+    if env.path is None:
+        return env.problem
+    return subprocess.run([sys.executable, "-m", "kb", "conform", "--engine", engine, *argv], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": envs.python_path(env)})

@@ -284,3 +284,33 @@ def test_a_case_whose_runs_disagree_is_intermittent_never_fixed_or_regressed(cas
     [r] = conform.run([cases["test_relu"]], "mnn", accepted=lambda case, version: was)
     assert (r.outcome, r.intermittent) == (Outcome(outcome), intermittent)
     assert next(left, None) is None or accepted is None  # stopped at the accepted outcome, else ran them all
+
+
+def test_releases_resume_where_the_ledger_stops(monkeypatch):
+    from kb import envs
+
+    monkeypatch.setattr(envs, "installable", lambda engine: (["3.0.0", "3.1.0", "3.2.0"], ""))
+    todo, skipped, problem = conform.releases_to_run("mnn", "all", lambda v: v == "3.1.0")
+    assert (todo, skipped, problem) == (["3.0.0", "3.2.0"], ["3.1.0"], "")
+    assert conform.releases_to_run("pnnx", "20240226, 20261020", lambda v: False)[0] == ["20240226", "20261020"]
+    with pytest.raises(ValueError, match="one release"):
+        conform.releases_to_run("onnx2ncnn", "all", lambda v: False)
+
+
+def test_an_older_release_runs_in_its_own_environment_and_lands_in_the_ledger(tmp_path):
+    """`--releases` runs each release as kb matrix does (its environment first on the path) and accepts what
+    that release gives under its own version; a second run skips it."""
+    from kb import envs
+
+    old = next((v for v in envs.cached("mnn") if v != conform.version("mnn")), None)
+    if old is None:
+        pytest.skip("no other MNN release installed (kb matrix --engine mnn installs them)")
+    (tmp_path / "repros").mkdir()
+    env = {**os.environ, "KB_ROOT": str(tmp_path), "KB_ENVS": str(envs.root())}
+    argv = [sys.executable, "-m", "kb", "conform", "--engine", "mnn", "--case", "test_abs", "--releases", old, "--accept"]
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert p.returncode == 0, p.stderr
+    cells = conformance.load(conformance.path(tmp_path, "mnn")).cells["test_abs"]
+    assert list(cells) == [old] and cells[old].outcome == Outcome.WORKS
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert p.returncode == 0 and f"{old} in the ledger already" in p.stderr, p.stderr
