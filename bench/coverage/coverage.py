@@ -193,7 +193,7 @@ def rates(ts: list[dict]) -> list[tuple[int, int]]:
 def report(title: str, threads: list[dict], cited: set[str], top: int) -> None:
     c = Counter(t["class"] for t in threads)
     bugs = [t for t in threads if t["class"] == "bug"]
-    away = Counter(w for t in bugs if (w := not_here(t["family"])))
+    away = Counter(w for t in bugs if (w := not_here(t.get("family", ""))))
     n_cited = sum(1 for t in threads if t["ref"] in cited)
     print(f"== {title}: {len(threads)} threads ({n_cited} cited by the KB); "
           + ", ".join(f"{k} {c[k]}" for k in CLASSES)
@@ -214,7 +214,7 @@ def report(title: str, threads: list[dict], cited: set[str], top: int) -> None:
     fams = defaultdict(list)
     for t in bugs:
         if measurable(t):
-            fams[t["family"]].append(t)
+            fams[t.get("family", "?")].append(t)
     ranked = sorted(fams.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     shown = ranked[:top]
     if len(ranked) > top and len(ranked[top - 1][1]) > 1:  # keep families tied with the last one shown (not singletons)
