@@ -1,18 +1,32 @@
 """How much of the real upstream problem space does the knowledge base cover?
 
 Reads threads.yaml (threads drawn from the alibaba/MNN and Tencent/ncnn issue trackers, each
-classified by hand) and prints, for each draw and for all draws together, per engine and overall:
+classified by hand) and prints, for each draw and for all draws together, one table: per engine
+(mnn, ncnn, onnx2ncnn, pnnx, all) and per subset of threads (all, cited, uncited):
 
-  * counts per class (entry, message, bug, user-error, unclear)
-  * coverage            = entry / (entry + bug)
-  * coverage with index = (entry + message) / (entry + message + bug)
-  * the most frequent `family` labels among `bug` threads: what to add next
-  * the bug threads whose family needs what no machine here has (NOT_HERE, by family name): a GPU or
-    NPU backend, a device's ARM/RISC-V kernels, ncnn's int8 tools, a release older than the installable
-    ones, another front end, a build or toolchain; and the ceiling that leaves for entry coverage
+  * entry coverage      = entry / (entry + bug)
+  * coverage with pages = (entry + message + op) / (entry + message + op + bug)
+  * both again over the measurable bugs only: a bug is measurable unless its family needs what no
+    machine here has (NOT_HERE, by family name): a GPU or NPU backend, a device's ARM/RISC-V kernels,
+    ncnn's int8 tools, an MNN release older than the installable ones, another front end, a build or
+    toolchain, LLM tooling
+  * with 95% Wilson intervals.
+
+Classes: entry (an entry's cause is the thread's whole cause), message (a repros/_messages page's pattern
+matches the thread's engine line and the page lists the thread or its specific cause), op (the thread's
+cause is one ONNX op or attribute unsupported or wrong on that engine, and the conformance ledger
+conformance/<engine>.yaml shows that op failing on that engine the same way: the thread names `op` and
+`case`, and the case's latest run must fail), bug (a real bug the KB lacks, with a `family`),
+user-error, unclear.
+
+A thread is *cited* when some file under repros/ (an entry's `upstream:` or page text, a message page)
+names its repo#number; the split is computed by scanning repros/ on every run.
+
+Below each table: the class counts and the most frequent measurable missing families (what to add next).
 
 Run:  /work/main/.venv/bin/python bench/coverage/coverage.py [threads.yaml] [--top N]
-Standard library + pyyaml only.
+Exits 1 with warnings if a thread names an unknown entry, message or ledger case, lacks a field, or is
+drawn twice. Standard library + pyyaml only.
 """
 
 from __future__ import annotations
@@ -28,8 +42,12 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-CLASSES = ["entry", "message", "bug", "user-error", "unclear"]
-ENGINES = ["mnn", "ncnn", "pnnx", "onnx2ncnn"]
+CLASSES = ["entry", "message", "op", "bug", "user-error", "unclear"]
+COVERED = ("entry", "message", "op")
+ENGINES = ["mnn", "ncnn", "onnx2ncnn", "pnnx"]
+# Which conformance ledgers an `op` thread of each engine may name (ncnn's runtime is reached through either converter).
+LEDGERS = {"mnn": ["mnn"], "onnx2ncnn": ["onnx2ncnn"], "pnnx": ["pnnx"], "ncnn": ["onnx2ncnn", "pnnx"]}
+FAILING = {"crash", "fails to convert", "fails to run", "wrong shape", "wrong values"}
 
 # Entries being added while the draw was made (KB034-KB041); counted even if their folder is
 # incomplete. KB034 landed as ncnn-onnx2ncnn-squeeze-unsqueeze-axes; its planned slug is kept as
@@ -58,10 +76,16 @@ NOT_HERE = {
     "build/toolchain": r"build|android-zero|runtime-crash",
     "LLM tooling": r"llm|diffusion",
 }
+REF_RX = re.compile(r"\b(alibaba/MNN|Tencent/ncnn|pnnx/pnnx)#(\d+)\b"
+                    r"|github\.com/(alibaba/MNN|Tencent/ncnn|pnnx/pnnx)/(?:issues|pull)/(\d+)", re.I)
 
 
 def not_here(family: str) -> str | None:
     return next((why for why, rx in NOT_HERE.items() if re.search(rx, family)), None)
+
+
+def measurable(t: dict) -> bool:
+    return t["class"] != "bug" or not not_here(t.get("family", ""))
 
 
 def known_entries() -> set[str]:
@@ -75,9 +99,36 @@ def known_messages() -> set[str]:
     return {p.stem for p in msgs.glob("*.yaml")} if msgs.is_dir() else set()
 
 
+def cited_refs() -> set[str]:
+    """Every alibaba/MNN, Tencent/ncnn or pnnx/pnnx issue named anywhere under repros/ (entries, message pages)."""
+    refs = set()
+    for p in (REPO / "repros").rglob("*"):
+        if p.is_file() and p.suffix in {".md", ".yaml", ".yml"}:
+            for m in REF_RX.finditer(p.read_text(encoding="utf-8", errors="replace")):
+                repo, num = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+                refs.add(f"{canonical_repo(repo)}#{num}")
+    return refs
+
+
+def canonical_repo(repo: str) -> str:
+    return {"alibaba/mnn": "alibaba/MNN", "tencent/ncnn": "Tencent/ncnn", "pnnx/pnnx": "pnnx/pnnx"}[repo.lower()]
+
+
+def ledger_cases() -> dict[str, dict[str, tuple[str, str]]]:
+    """ledger -> case -> (op, outcome of its latest run)."""
+    out = {}
+    for ledger in ("mnn", "onnx2ncnn", "pnnx"):
+        path = REPO / "conformance" / f"{ledger}.yaml"
+        if not path.is_file():
+            continue
+        cases = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("cases", {}) or {}
+        out[ledger] = {name: (c.get("op", ""), (c.get("runs") or [{}])[-1].get("outcome", "")) for name, c in cases.items()}
+    return out
+
+
 def validate(threads: list[dict]) -> list[str]:
     problems = []
-    entries, messages = known_entries(), known_messages()
+    entries, messages, ledgers = known_entries(), known_messages(), ledger_cases()
     seen = set()
     for i, t in enumerate(threads):
         where = f"thread {i} ({t.get('ref', '?')})"
@@ -96,6 +147,18 @@ def validate(threads: list[dict]) -> list[str]:
             problems.append(f"{where}: unknown entry {t.get('entry')!r}")
         if cls == "message" and t.get("message") not in messages:
             problems.append(f"{where}: unknown message {t.get('message')!r}")
+        if cls == "op":
+            names = LEDGERS.get(t.get("engine"), [])
+            found = [(ledger, ledgers.get(ledger, {}).get(t.get("case"))) for ledger in names]
+            found = [(ledger, c) for ledger, c in found if c]
+            if not t.get("op") or not t.get("case"):
+                problems.append(f"{where}: op thread without op and case")
+            elif not found:
+                problems.append(f"{where}: case {t.get('case')!r} not in the {'/'.join(names)} ledger")
+            elif not any(c[0] == t["op"] and c[1] in FAILING for _, c in found):
+                problems.append(f"{where}: case {t['case']!r} is not a failing {t['op']} case in the {'/'.join(names)} ledger")
+            elif t["op"] not in t.get("why", "") or t["case"] not in t.get("why", ""):
+                problems.append(f"{where}: op thread whose why does not name its op and case")
         if cls == "bug" and not t.get("family"):
             problems.append(f"{where}: bug without a family")
     return problems
@@ -113,59 +176,61 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def ratio(k: int, n: int) -> str:
     if n == 0:
-        return "   n/a"
+        return f"{'n/a':>21}"
     lo, hi = wilson(k, n)
-    return f"{k:3d}/{n:<3d} = {k / n:5.1%}  (95% CI {lo:4.0%}-{hi:4.0%})"
+    return f"{k:3d}/{n:<3d}{k / n:4.0%} ({lo:3.0%}-{hi:4.0%})"
 
 
-def report(title: str, threads: list[dict], top: int) -> None:
-    print(f"== {title}: {len(threads)} threads")
-    groups = defaultdict(list)
-    for t in threads:
-        groups[t["engine"]].append(t)
-    width = max(len(c) for c in CLASSES)
-    header = f"  {'engine':<10} " + " ".join(f"{c:>{width}}" for c in CLASSES) + f" {'total':>{width}}"
-    print(header)
-    rows = [(e, groups[e]) for e in ENGINES if groups[e]] + [("all", threads)]
-    for name, ts in rows:
-        c = Counter(t["class"] for t in ts)
-        print(f"  {name:<10} " + " ".join(f"{c[k]:>{width}}" for k in CLASSES) + f" {len(ts):>{width}}")
-    print()
-    print(f"  {'engine':<10} {'coverage = entry/(entry+bug)':<44} coverage with index = (entry+message)/(entry+message+bug)")
-    for name, ts in rows:
-        c = Counter(t["class"] for t in ts)
-        cov = ratio(c["entry"], c["entry"] + c["bug"])
-        idx = ratio(c["entry"] + c["message"], c["entry"] + c["message"] + c["bug"])
-        print(f"  {name:<10} {cov:<44} {idx}")
+def rates(ts: list[dict]) -> list[tuple[int, int]]:
+    """(k, n) for entry, entry measurable, pages, pages measurable."""
+    c = Counter(t["class"] for t in ts)
+    bugs_m = sum(1 for t in ts if t["class"] == "bug" and measurable(t))
+    pages = c["entry"] + c["message"] + c["op"]
+    return [(c["entry"], c["entry"] + c["bug"]), (c["entry"], c["entry"] + bugs_m),
+            (pages, pages + c["bug"]), (pages, pages + bugs_m)]
+
+
+def report(title: str, threads: list[dict], cited: set[str], top: int) -> None:
+    c = Counter(t["class"] for t in threads)
+    bugs = [t for t in threads if t["class"] == "bug"]
+    away = Counter(w for t in bugs if (w := not_here(t.get("family", ""))))
+    n_cited = sum(1 for t in threads if t["ref"] in cited)
+    print(f"== {title}: {len(threads)} threads ({n_cited} cited by the KB); "
+          + ", ".join(f"{k} {c[k]}" for k in CLASSES)
+          + f"; measurable bugs {len(bugs) - sum(away.values())}")
+    cols = ["entry/(entry+bug)", "  measurable bugs", "(entry+msg+op)/(..+bug)", "  measurable bugs"]
+    print(f"  {'engine':<9} {'threads':<8} " + " ".join(f"{h:<21}" for h in cols))
+    for eng in ENGINES + ["all"]:
+        ets = threads if eng == "all" else [t for t in threads if t["engine"] == eng]
+        for sub in ("all", "cited", "uncited"):
+            sts = ets if sub == "all" else [t for t in ets if (t["ref"] in cited) == (sub == "cited")]
+            rs = rates(sts)
+            if not any(n for _, n in rs):
+                continue
+            print(f"  {eng if sub == 'all' else '':<9} {sub:<8} " + " ".join(ratio(k, n) for k, n in rs))
+    if away:
+        print(f"  bugs needing what no machine here has: {sum(away.values())}/{len(bugs)} ("
+              + ", ".join(f"{w} {n}" for w, n in away.most_common()) + ")")
     fams = defaultdict(list)
-    for t in threads:
-        if t["class"] == "bug":
-            fams[t["family"]].append(t)
+    for t in bugs:
+        if measurable(t):
+            fams[t.get("family", "?")].append(t)
     ranked = sorted(fams.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    print()
     shown = ranked[:top]
     if len(ranked) > top and len(ranked[top - 1][1]) > 1:  # keep families tied with the last one shown (not singletons)
         shown += [kv for kv in ranked[top:] if len(kv[1]) == len(ranked[top - 1][1])]
-    ties = f", {len(shown) - top} more tied" if len(shown) > top else ""
-    bugs = [t for t in threads if t["class"] == "bug"]
-    away = Counter(w for t in bugs if (w := not_here(t["family"])))
-    if bugs:
-        c = Counter(t["class"] for t in threads)
-        print(f"  bugs needing what no machine here has: {sum(away.values())}/{len(bugs)} "
-              f"({', '.join(f'{w} {n}' for w, n in away.most_common())}); entry coverage could reach at most "
-              f"{ratio(c['entry'] + len(bugs) - sum(away.values()), c['entry'] + len(bugs))}")
-    print(f"  missing families (bug threads), top {min(top, len(ranked))} of {len(ranked)}{ties}:")
-    for fam, ts in shown:
-        engines = "/".join(sorted({t["engine"] for t in ts}))
-        refs = ", ".join(t["ref"] for t in ts)
-        print(f"    {len(ts):2d}  {fam:<34} [{engines}]  {refs}")
+    if shown:
+        print(f"  measurable missing families, top {len(shown)} of {len(ranked)}:")
+        for fam, ts in shown:
+            engines = "/".join(sorted({t["engine"] for t in ts}))
+            print(f"    {len(ts):2d}  {fam:<36} [{engines}]  " + ", ".join(t["ref"] for t in ts))
     print()
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("threads", nargs="?", default=str(HERE / "threads.yaml"))
-    ap.add_argument("--top", type=int, default=8, help="how many missing families to list (default 8)")
+    ap.add_argument("--top", type=int, default=6, help="how many missing measurable families to list (default 6)")
     args = ap.parse_args(argv)
 
     doc = yaml.safe_load(Path(args.threads).read_text(encoding="utf-8"))
@@ -173,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     problems = validate(threads)
     for p in problems:
         print(f"warning: {p}", file=sys.stderr)
+    cited = cited_refs()
 
     draw_ids = [d["id"] for d in doc.get("draws", [])]
     for t in threads:
@@ -182,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     for draw in draw_ids:
         ts = [t for t in threads if t["draw"] == draw]
         q = f", {queries[draw]} queries" if draw in queries else ""
-        report(f"draw {draw}{q}", ts, args.top)
+        report(f"draw {draw}{q}", ts, cited, args.top)
     if len(draw_ids) > 1:
-        report("all draws together", threads, args.top)
+        report("all draws together", threads, cited, args.top)
     return 1 if problems else 0
 
 
