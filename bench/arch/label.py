@@ -29,10 +29,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -57,50 +55,12 @@ QUANTIZER_PIPELINES = {"mnn-quant-ema", "mnn-quant-kl"}
 CONVERTER = {"mnn": "mnn", "mnn-allow-custom-op": "mnn", "mnn-session": "mnn", "mnn-quant-ema": "mnn",
              "mnn-quant-kl": "mnn", "onnx2ncnn": "onnx2ncnn", "pnnx": "pnnx"}
 UNSUPPORTED_OP = re.compile(r"Not Support", re.IGNORECASE)  # when to try --allowCustomOp
-ONNX2NCNN_SOURCES = [Path("/work/shared/ncnn-tools-onnx")]
+def onnx2ncnn_binary() -> Path | None:
+    """kb's onnx2ncnn ($ONNX2NCNN, `kb tools build onnx2ncnn`, or one on PATH): the engine the checks run."""
+    from kb.engines.onnx2ncnn import _tool
 
-
-# ----------------------------------------------------------------------------------------- engines
-
-
-def onnx2ncnn_binary(build: bool = True) -> Path | None:
-    """$ONNX2NCNN, else kb's build (.kb/tools/onnx2ncnn-*/onnx2ncnn, `kb tools build onnx2ncnn`), else
-    onnx2ncnn on PATH, else /tmp/onnx2ncnn/onnx2ncnn, built here from ncnn's tools/onnx sources as
-    their README says (when `build`)."""
-    env = os.environ.get("ONNX2NCNN")
-    if env and os.access(env, os.X_OK):
-        return Path(env)
-    for p in sorted((ROOT / ".kb" / "tools").glob("onnx2ncnn-*/onnx2ncnn")):
-        if os.access(p, os.X_OK):
-            return p
-    if shutil.which("onnx2ncnn"):
-        return Path(shutil.which("onnx2ncnn"))
-    tmp = Path("/tmp/onnx2ncnn/onnx2ncnn")
-    if tmp.exists() or not build:
-        return tmp if tmp.exists() else None
-    src = next((d for d in ONNX2NCNN_SOURCES if (d / "onnx2ncnn.cpp").exists()), None)
-    if src is None or not shutil.which("protoc") or not shutil.which("g++"):
-        return None
-    gen = tmp.parent / "gen"
-    gen.mkdir(parents=True, exist_ok=True)
-    shutil.copy(src / "onnx.proto", tmp.parent / "onnx.proto")
-    print(f"building onnx2ncnn from {src} into {tmp.parent} (about 30 s) ...", file=sys.stderr)
-    subprocess.run(["protoc", f"--cpp_out={gen}", "onnx.proto"], cwd=tmp.parent, check=True)
-    subprocess.run(["g++", "-O2", "-std=c++17", f"-I{gen}", str(src / "onnx2ncnn.cpp"), str(gen / "onnx.pb.cc"),
-                    "-lprotobuf", "-pthread", "-o", str(tmp)], check=True)
-    (tmp.parent / "ncnn-commit").write_text((src / "NCNN_COMMIT").read_text())
-    return tmp
-
-
-def _onnx2ncnn_commit(binary: Path | None) -> str | None:
-    """The ncnn commit the tool was built from, 7 hex digits, as kb.engines.onnx2ncnn names it."""
-    if binary is None:
-        return None
-    for f in (binary.parent / "ncnn-commit", binary.parent / "NCNN_COMMIT",
-              *(d / "NCNN_COMMIT" for d in ONNX2NCNN_SOURCES)):
-        if f.exists():
-            return f.read_text().split()[0][:7]
-    return "unknown"
+    tool = _tool()
+    return Path(tool) if tool else None
 
 
 def engine_versions() -> dict[str, str]:
@@ -108,7 +68,9 @@ def engine_versions() -> dict[str, str]:
 
     out = {k: versions.of(k) or "absent" for k in ("mnn", "ncnn", "pnnx", "onnxruntime", "torch", "onnx")}
     out["onnxsim"] = versions.of("onnxsim") or "absent"
-    out["onnx2ncnn"] = _onnx2ncnn_commit(onnx2ncnn_binary(build=False)) or "absent"
+    from kb.engines.onnx2ncnn import Onnx2Ncnn
+
+    out["onnx2ncnn"] = Onnx2Ncnn.version() or "absent"
     return out
 
 
