@@ -71,6 +71,8 @@ class Graph:
     anc: list[int] = field(default_factory=list)  # node i -> bit set of the nodes it depends on
     _live: list[bool] | None = None
     external: set[str] = field(default_factory=set)  # the external data files the model file names
+    outside: set[str] = field(default_factory=set)  # the initializers the model file keeps in them
+    view: onnx.ModelProto | None = None  # the model as its file states it (external tensors unread), as kb scan reads it
 
     @classmethod
     def of(cls, model: onnx.ModelProto, path: Path) -> Graph:
@@ -133,12 +135,16 @@ def load_model(path: str) -> Graph:
                       codes.NOT_A_MODEL)
     model = loaded.model
     external = _external_files(model)
+    outside = {t.name for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL}
+    view = None
     if external:
+        view = onnx.ModelProto()  # small: the external tensors hold no data yet
+        view.CopyFrom(model)
         onnx.load_external_data_for_model(model, str(loaded.path.parent))
     if not any(n.op_type for n in model.graph.node):
         raise KBError(path, "has no nodes to locate anything in", codes.NOT_A_MODEL)
     g = Graph.of(model, loaded.path)
-    g.external = external
+    g.external, g.outside, g.view = external, outside, view
     return g
 
 
@@ -596,11 +602,25 @@ def make_inputs(g: Graph, given: str | None, seed: int = 0) -> tuple[dict[str, n
     return out, notes
 
 
-def _save_model(model: onnx.ModelProto, path: Path) -> Path:
+def _save_model(model: onnx.ModelProto, path: Path, outside: set[str] = frozenset()) -> Path:
+    """Save a cut of the user's model; the initializers the user's file keeps in external data (`outside`) stay
+    there, in `<name>.data`, since where they are can be what fails (a converter that reads no external data)."""
     import onnx
+    from onnx import external_data_helper as ext
 
     large = model.ByteSize() > 1_800_000_000
-    onnx.save(model, str(path), save_as_external_data=large, location=path.name + ".data" if large else None)
+    if large or not outside & {t.name for t in model.graph.initializer}:
+        onnx.save(model, str(path), save_as_external_data=large, location=path.name + ".data" if large else None)
+        return path
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    data = path.with_name(path.name + ".data")
+    data.unlink(missing_ok=True)
+    for t in copy.graph.initializer:
+        if t.name in outside and t.HasField("raw_data"):
+            ext.set_external_data(t, data.name)
+    ext.write_external_data_tensors(copy, str(path.parent))
+    onnx.save(copy, str(path))
     return path
 
 
@@ -905,7 +925,7 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
             notes.append(f"onnx.utils.Extractor could not cut at {g.names[last]}: {type(e).__name__}: {e}")
             tried[k] = None
             return False
-        path = _save_model(sub, work / f"prefix-{k + 1}.onnx")
+        path = _save_model(sub, work / f"prefix-{k + 1}.onnx", g.outside)
         sg = Graph.of(sub, path)
         runner.say = lambda step: say(f"{where}: {step}")
         try:
@@ -1003,7 +1023,7 @@ def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
     near = {g.names[i]}
     near |= {g.names[g.producer[t]] for t in g.nodes[i].input if t in g.producer}
     near |= {g.names[c] for t in g.nodes[i].output for c in g.consumers.get(t, [])}
-    index = GraphIndex(g.model.graph)
+    index = GraphIndex((g.view or g.model).graph)  # a pattern may ask where a weight is stored (KB045)
     found = []
     for e in load_all():
         if not _concerns(list(e.meta.engines), engine):

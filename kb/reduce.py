@@ -290,6 +290,7 @@ class Reducer:
         self.best: Outcome | None = None
         self.seen: dict[str, Outcome | None] = {}
         self.need_ref = True  # onnxruntime must run every candidate (it runs the original)
+        self.outside = p.g.outside  # initializers kept in external data, as the user's file keeps them
         self.floor = 0.0  # wrong values: the smallest max abs difference a candidate must keep
 
     def check(self, built) -> Outcome | None:
@@ -307,7 +308,7 @@ class Reducer:
         self.tries += 1
         # a candidate never waits much past the budget (a hang would otherwise take the whole step timeout)
         self.runner.timeout = min(self.timeout, max(10.0, self.deadline - time.monotonic()))
-        path = L._save_model(model, self.work / f"cand{self.tries}.onnx")
+        path = L._save_model(model, self.work / f"cand{self.tries}.onnx", self.outside)
         feed = self.work / f"cand{self.tries}.inputs.npz"
         np.savez(feed, **feed_arrays)
         g = L.Graph.of(model, path)
@@ -482,15 +483,15 @@ def _randomize(rd: Reducer, seed: int) -> None:
 
 # --------------------------------------------------------------------------------------------- saving
 
-def save(red: Reduced, out: Path) -> dict[str, str]:
-    import onnx
-
+def save(red: Reduced, out: Path, outside: set[str] = frozenset()) -> dict[str, str]:
     o = red.outcome
     stem = out.with_suffix("") if out.suffix == ".onnx" else out
     files = {"model": out, "inputs": Path(f"{stem}.inputs.npz"), "expected": Path(f"{stem}.expected.npz"),
              "report": Path(f"{stem}.json")}
     out.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(o.model, str(out))
+    L._save_model(o.model, out, outside)
+    if out.with_name(out.name + ".data").is_file():
+        files["data"] = out.with_name(out.name + ".data")
     np.savez(files["inputs"], **o.arrays)
     np.savez(files["expected"], **{t.name: o.ref[t.name] for t in o.model.graph.output if t.name in o.ref})
     red.saved = {k: str(v) for k, v in files.items()}
@@ -574,7 +575,7 @@ def reduce(model: str | L.Prepared, engine: str = "", out: str | Path = "reduced
     with tempfile.TemporaryDirectory(prefix="kb-reduce-") as tmp:
         red = run_reduction(p, located, budget, say, timeout, tol, Path(tmp))
     if red.outcome is not None:
-        save(red, Path(out))
+        save(red, Path(out), p.g.outside)
     return red
 
 

@@ -26,7 +26,7 @@ from kb.match import codes
 
 ROOT = Path(__file__).resolve().parent.parent
 F = TensorProto.FLOAT
-ENTRIES = ["ncnn-onnx2ncnn-hardswish-alpha", "mnn-lstm-single-output-crash"]
+ENTRIES = ["ncnn-onnx2ncnn-hardswish-alpha", "mnn-lstm-single-output-crash", "ncnn-onnx2ncnn-external-data"]
 
 
 @pytest.fixture

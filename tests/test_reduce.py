@@ -117,6 +117,28 @@ def test_the_dynamo_lstm_reduces_to_the_lstm_and_still_crashes_mnnconvert(real_k
 
 
 @needs("onnx2ncnn", "ncnn")
+def test_weights_in_external_data_stay_there_and_the_reduced_file_fails_as_the_model_does(real_kb, tmp_path):
+    """onnx2ncnn reads no external data (KB045): a cut whose weights were moved into the file would convert.
+    The reduced model keeps them in its own .data file, fails the same way, and names KB045."""
+    from kb.engines.onnx2ncnn import convert_step
+
+    model = onnx.load(str(padded_hardswish(tmp_path / "inline.onnx")))
+    src = tmp_path / "m" / "model.onnx"
+    src.parent.mkdir()
+    onnx.save(model, str(src), save_as_external_data=True, all_tensors_to_one_file=True, location="model.onnx.data",
+              size_threshold=0)
+    out = tmp_path / "out" / "reduced.onnx"
+    red = R.reduce(str(src), "onnx2ncnn", out=out, timeout=120)
+    assert red.outcome is not None and red.nodes <= 2, R.markdown(red)
+    assert out.with_name("reduced.onnx.data").is_file()
+    assert any(t.data_location == TensorProto.EXTERNAL for t in onnx.load(str(out), load_external_data=False).graph.initializer)
+    assert [k["id"] for k in red.known()] == ["KB045"]
+    param, binf = tmp_path / "again.param", tmp_path / "again.bin"
+    assert convert_step(out, param, binf).ok  # converts, then ncnn cannot load what it wrote, as with the model
+    assert "load_param" in red.outcome.fate.line
+
+
+@needs("onnx2ncnn", "ncnn")
 def test_a_model_that_does_not_fail_says_so_and_writes_nothing(tmp_path):
     model = conv_chain(tmp_path / "relu.onnx", "Relu")
     r = kb("reduce", str(model), "--engine", "onnx2ncnn", "-o", "r.onnx", cwd=tmp_path)
