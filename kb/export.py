@@ -38,6 +38,9 @@ class Case:
     # Quantize the export with onnxruntime, as users do: {"method": "static"|"dynamic", "fmt": "QDQ"|
     # "QOperator", **options}. The case's ONNX file is then the quantized model.
     quantize: dict | None = None
+    # A change to the exported graph, in place (onnx.ModelProto -> None), for a graph torch never writes but
+    # another tool does (an attribute left at its default, say). Applied last; the case's ONNX file is the result.
+    edit: Any = None
 
 
 def export_entry(repro: str, out: str) -> dict:
@@ -67,8 +70,10 @@ def export_entry(repro: str, out: str) -> dict:
             _simplify(onnx_path)
         if case.quantize:
             _quantize(onnx_path, outdir / f"{case.name}.inputs.npz", dict(case.quantize))
+        if case.edit:
+            _edit(onnx_path, case.edit)
         item = {"onnx": onnx_path.name, "trigger": None if case.variant else case.trigger, "variant": case.variant,
-                "opset": case.opset, "dynamo": case.dynamo, "quantize": case.quantize,
+                "opset": case.opset, "dynamo": case.dynamo, "quantize": case.quantize, "edited": bool(case.edit),
                 "rewrites": case.rewrites,
                 "inputs": {n: list(t.shape) for n, t in zip(case.input_names, case.inputs)},
                 "outputs": case.output_names}
@@ -109,6 +114,42 @@ def export_entries(jobs: list[list[str]]) -> None:
         except Exception:  # noqa: BLE001 -- reported per entry; kb.artifacts exports it alone again
             (Path(out) / "failed.txt").write_text(traceback.format_exc()[-4000:])
         sys.stdout.flush()
+
+
+def _edit(path: Path, edit) -> None:
+    """Apply a case's edit to its ONNX file; weights the exporter put in external data stay there."""
+    import onnx
+
+    outside = {t.name for t in onnx.load(str(path), load_external_data=False).graph.initializer
+               if t.data_location == onnx.TensorProto.EXTERNAL}
+    model = onnx.load(str(path))
+    edit(model)
+    save_onnx(model, path, outside)
+
+
+def save_onnx(model, path: Path, outside: set[str] = frozenset()) -> Path:
+    """Save `model` (all its data in memory) to `path`; the initializers named in `outside` go to `<name>.data`
+    beside it, as the file it came from kept them (where a weight is stored can be what a converter gets
+    wrong); a model past protobuf's 2 GB limit goes there whole."""
+    import onnx
+    from onnx import external_data_helper as ext
+
+    data = path.with_name(path.name + ".data")
+    data.unlink(missing_ok=True)  # onnx appends to an existing data file
+    if model.ByteSize() > 1_800_000_000:
+        onnx.save(model, str(path), save_as_external_data=True, location=data.name)
+        return path
+    if not outside & {t.name for t in model.graph.initializer}:
+        onnx.save(model, str(path))
+        return path
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)  # the caller's model keeps its data in memory
+    for t in copy.graph.initializer:
+        if t.name in outside and t.HasField("raw_data"):
+            ext.set_external_data(t, data.name)
+    ext.write_external_data_tensors(copy, str(path.parent))
+    onnx.save(copy, str(path))
+    return path
 
 
 def _simplify(path: Path) -> None:

@@ -603,25 +603,10 @@ def make_inputs(g: Graph, given: str | None, seed: int = 0) -> tuple[dict[str, n
 
 
 def _save_model(model: onnx.ModelProto, path: Path, outside: set[str] = frozenset()) -> Path:
-    """Save a cut of the user's model; the initializers the user's file keeps in external data (`outside`) stay
-    there, in `<name>.data`, since where they are can be what fails (a converter that reads no external data)."""
-    import onnx
-    from onnx import external_data_helper as ext
+    """Save a cut of the user's model; the initializers the user's file keeps in external data stay there."""
+    from kb.export import save_onnx
 
-    large = model.ByteSize() > 1_800_000_000
-    if large or not outside & {t.name for t in model.graph.initializer}:
-        onnx.save(model, str(path), save_as_external_data=large, location=path.name + ".data" if large else None)
-        return path
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    data = path.with_name(path.name + ".data")
-    data.unlink(missing_ok=True)
-    for t in copy.graph.initializer:
-        if t.name in outside and t.HasField("raw_data"):
-            ext.set_external_data(t, data.name)
-    ext.write_external_data_tensors(copy, str(path.parent))
-    onnx.save(copy, str(path))
-    return path
+    return save_onnx(model, path, outside)
 
 
 def reference(g: Graph, feed: Path, work: Path, say: Say, timeout: float) -> tuple[dict[str, np.ndarray], str]:

@@ -280,3 +280,27 @@ def test_the_torch_repro_maps_simple_ops_and_names_the_others_as_todo(tmp_path):
     assert e.returncode == 0, e.stderr[-2000:]
     back = [n.op_type for n in onnx.load(str(tmp_path / "back.onnx")).graph.node if n.op_type != "Constant"]
     assert back == [n.op_type for n in onnx.load(str(model)).graph.node]  # the same ops, in the same order
+
+
+def test_a_case_edit_changes_the_exported_graph_and_keeps_external_weights_outside(tmp_path):
+    """Case(edit=...) writes a graph torch never writes (KB091: a pool without strides); weights the exporter put
+    in external data stay there."""
+    from kb.export import _edit
+
+    model = onnx.load(str(padded_hardswish(tmp_path / "inline.onnx")))
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="m.onnx.data",
+              size_threshold=0)
+
+    def drop_pads(m):
+        for n in m.graph.node:
+            kept = [a for a in n.attribute if a.name != "pads"]
+            del n.attribute[:]
+            n.attribute.extend(kept)
+
+    _edit(path, drop_pads)
+    header = onnx.load(str(path), load_external_data=False)
+    assert not any(a.name == "pads" for n in header.graph.node for a in n.attribute)
+    assert all(t.data_location == TensorProto.EXTERNAL for t in header.graph.initializer)
+    full = onnx.load(str(path))
+    assert numpy_helper.to_array(full.graph.initializer[0]).shape == (8, 3, 3, 3)

@@ -1,12 +1,15 @@
 """KB091: an ONNX MaxPool / AveragePool with no `strides` attribute (ONNX's default: stride 1 on every axis)
 kills MNN: SIGFPE for a 1-D or 2-D pool, SIGSEGV for a 3-D one. torch's exporters always write `strides`, so
-the checks (test_checks.py) delete it from torch's export, as a graph written by hand or by another tool
-leaves it out."""
+the cases delete it from torch's export (Case.edit), as a graph written by hand or by another tool leaves it out."""
 
 import torch
+from onnx import helper
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
+
+POOLS = ("AveragePool", "MaxPool")
 
 
 class Net(nn.Module):
@@ -41,37 +44,55 @@ def image(seed=1, dim=2):
     return torch.randn(*{1: (1, 3, 20), 2: (1, 3, 16, 16), 3: (1, 3, 6, 8, 8)}[dim])
 
 
-def net(seed=0, cls=Net, **kw):
-    torch.manual_seed(seed)
-    return cls(**kw)
+def without_strides(model):
+    """Delete `strides` from every pool, as a graph written without it has none."""
+    for node in model.graph.node:
+        if node.op_type in POOLS:
+            kept = [a for a in node.attribute if a.name != "strides"]
+            del node.attribute[:]
+            node.attribute.extend(kept)
+
+
+def strides_stated(model):
+    """The workaround: the same graph with ONNX's default written back, strides=[1, ...] per kernel axis."""
+    without_strides(model)
+    for node in model.graph.node:
+        if node.op_type in POOLS:
+            rank = len(next(a.ints for a in node.attribute if a.name == "kernel_shape"))
+            node.attribute.append(helper.make_attribute("strides", [1] * rank))
 
 
 def cases():
-    # torch writes `strides` on every pool: as exported, none of these has the trigger pattern. The checks of
-    # test_checks.py delete the attribute and convert the edited file.
-    yield Case("avgpool", net(), (image(),), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
-    # The workaround's models: the same exports, whose deleted strides the checks write back as all ones.
-    yield Case("avgpool-explicit", net(), (image(),), ["x"], ["y"], opset=18, dynamo=True, trigger=False,
-               rewrites="avgpool")
-    yield Case("maxpool3d-explicit", net(kind="max", dim=3), (image(dim=3),), ["x"], ["y"], opset=18, dynamo=True,
-               trigger=False, rewrites="maxpool3d")
-    yield Case("maxpool", net(kind="max"), (image(),), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
-    yield Case("avgpool1d", net(dim=1), (image(dim=1),), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
-    yield Case("maxpool3d", net(kind="max", dim=3), (image(dim=3),), ["x"], ["y"], opset=18, dynamo=True,
-               trigger=False)
+    no, io = dict(edit=without_strides), dict(input_names=["x"], output_names=["y"], opset=18, dynamo=True)
+    yield Case("avgpool-no-strides", seeded(Net), (image(),), **io, **no)
+    yield Case("maxpool-no-strides", seeded(Net, kind="max"), (image(),), **io, **no)
+    yield Case("avgpool1d-no-strides", seeded(Net, dim=1), (image(dim=1),), **io, **no)
+    yield Case("maxpool3d-no-strides", seeded(Net, kind="max", dim=3), (image(dim=3),), **io, **no)
+    # Control: the AveragePool as torch exports it, strides written.
+    yield Case("avgpool", seeded(Net), (image(),), **io, trigger=False)
+    # The workaround's models: the same exports with strides=[1, ...] written back.
+    yield Case("avgpool-explicit", seeded(Net), (image(),), **io, trigger=False, rewrites="avgpool-no-strides",
+               edit=strides_stated)
+    yield Case("maxpool3d-explicit", seeded(Net, kind="max", dim=3), (image(dim=3),), **io, trigger=False,
+               rewrites="maxpool3d-no-strides", edit=strides_stated)
 
 
 def variants():
     # Near misses: every torch export of a pool, whatever the exporter, opset or pool, writes `strides`.
     x = image()
-    yield Case("avg-k3-s1", net(seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("avg-default-stride", net(seed=3, kernel=2, stride=None, padding=0), (x,), ["x"], ["y"], opset=18,
-               dynamo=True)
-    yield Case("max-k3-s1", net(seed=3, kind="max"), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("avg-opset13", net(seed=3), (x,), ["x"], ["y"], opset=13, dynamo=False)
-    yield Case("avg-torchscript", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
-    yield Case("avg-onnxsim", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
-    yield Case("adaptive-avg", net(seed=3, cls=Adaptive), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("adaptive-avg-torchscript", net(seed=3, cls=Adaptive), (x,), ["x"], ["y"], opset=17, dynamo=False)
-    yield Case("avg1d", net(seed=3, dim=1), (image(dim=1),), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("max3d", net(seed=3, kind="max", dim=3), (image(dim=3),), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("avg-k3-s1", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("avg-default-stride", seeded(Net, seed=3, kernel=2, stride=None, padding=0), (x,), ["x"], ["y"],
+               opset=18, dynamo=True)
+    yield Case("max-k3-s1", seeded(Net, seed=3, kind="max"), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("avg-opset13", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=13, dynamo=False)
+    yield Case("avg-torchscript", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("avg-onnxsim", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
+    yield Case("adaptive-avg", seeded(Adaptive, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("adaptive-avg-torchscript", seeded(Adaptive, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("avg1d", seeded(Net, seed=3, dim=1), (image(dim=1),), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("max3d", seeded(Net, seed=3, kind="max", dim=3), (image(dim=3),), ["x"], ["y"], opset=18, dynamo=True)
+    # The same graphs without strides, as another tool writes them: these reproduce.
+    yield Case("avg-opset13-no-strides", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=13, dynamo=False,
+               edit=without_strides)
+    yield Case("max-onnxsim-no-strides", seeded(Net, seed=3, kind="max"), (x,), ["x"], ["y"], opset=17, dynamo=False,
+               simplify=True, edit=without_strides)
