@@ -33,6 +33,8 @@ class Artifacts:
     def case(self, name: str) -> dict:
         if name not in self.manifest:
             raise KeyError(f"the reproducer has no case {name!r} (it has {sorted(self.manifest)})")
+        if "error" in self.manifest[name]:  # this case did not export: its checks fail, the others run
+            raise PreparationFailed(f"case {name!r}: {self.manifest[name]['error']}")
         if self.visit:
             self.visit(name)
         return self.manifest[name]
@@ -187,7 +189,7 @@ def check_triggers(entry: Entry, arts: Artifacts) -> None:
     if not entry.meta.trigger:  # a user error or tool hazard that no graph pattern shows
         return
     for name, case in arts.manifest.items():
-        if case.get("variant"):  # labelled by the engine run, not here
+        if case.get("variant") or "error" in case:  # labelled by the engine run; or not exported (its checks say so)
             continue
         try:
             model = onnx.load(str(arts.onnx(name)), load_external_data=False)

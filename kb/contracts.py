@@ -63,6 +63,9 @@ def scan(entry: Entry, checks: Checks) -> str | None:
         return str(e)
     wrong = []
     for name, case in arts.manifest.items():
+        if "error" in case:
+            wrong.append(f"case {name!r} did not export: {case['error']}")
+            continue
         if case.get("variant"):  # labelled by the engine run: the scope contract
             continue
         found = find_problems([entry], onnx.load(str(arts.onnx(name)), load_external_data=False)).found

@@ -297,6 +297,17 @@ def test_a_workaround_on_a_control_case_that_rewrites_nothing_is_an_error(fixtur
     assert rec.verdict == "error" and "declare the case it replaces" in rec.detail
 
 
+def test_a_case_the_exporter_refuses_fails_its_own_checks_and_the_others_run(fixture_entry):
+    """A torch upgrade that breaks one case's export says so on that case's checks, never on every check."""
+    folder = fixture_entry(BUG)
+    edit(folder / "repro.py", 'trigger=False,\n               rewrites="custom-op")',
+         'trigger=False,\n               rewrites="custom-op", export_kwargs={"no_such_option": 1})')
+    rec = _run(folder, "standard-ops")
+    assert rec.verdict == "error" and "case 'standard-ops'" in rec.detail and "torch.onnx.export failed" in rec.detail
+    assert "no_such_option" in rec.detail
+    assert _run(folder, "convert").verdict == "reproduces"  # the other case exported and is judged as ever
+
+
 def test_a_rewrite_fed_other_inputs_cannot_be_exported(fixture_entry):
     folder = fixture_entry(BUG)
     edit(folder / "repro.py", 'yield Case("standard-ops", Net(False), (x,)', 'yield Case("standard-ops", Net(False), (x + 1,)')
