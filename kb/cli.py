@@ -202,6 +202,9 @@ def conform(
     timeout: Annotated[float, typer.Option(help="seconds per step (a convert, a run)")] = 60.0,
     releases: Annotated[Optional[str], typer.Option(help="all, or V1,V2: each release in its own environment, as "
                                                          "kb matrix runs it; one already in the ledger is skipped")] = None,
+    again: Annotated[bool, typer.Option("--again", help="with --releases: run the releases the ledger holds too")] = False,
+    from_: Annotated[Optional[list[Path]], typer.Option("--from", help="accept the rows of earlier `--json` runs "
+                                                        "(one job per release, say) instead of running")] = None,
 ) -> None:
     """Run onnx's node-test cases through an engine's whole path and compare them with the accepted ones.
 
@@ -236,11 +239,17 @@ def conform(
         raise KBError("kb conform", "no case matches the selection")
     ledger = conformance.path(entries_mod.repo_root(), engine)
     table = conformance.load(ledger, engine)
+    if from_:
+        rows = conform_mod.saved_rows(from_, engine)
+        conformance.accept(ledger, engine, rows, conformance.Provenance(
+            date=time.strftime("%Y-%m-%d", time.gmtime()), platform=platform_tag(), onnx=of("onnx") or "?"))
+        err.print(f"{len(rows)} results of {len(from_)} files accepted into {os.path.relpath(ledger)}", highlight=False)
+        raise typer.Exit(0)
     if releases:
         names = [c.name for c in selected]
         try:
             todo, skipped, problem = conform_mod.releases_to_run(
-                engine, releases, lambda v: all(v in (table.cells.get(n) or {}) for n in names))
+                engine, releases, lambda v: not again and all(v in (table.cells.get(n) or {}) for n in names))
         except ValueError as e:
             raise KBError("--releases", str(e)) from None
         if problem:

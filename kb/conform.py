@@ -528,3 +528,26 @@ def in_release(engine: str, release: str, argv: list[str], timeout: float = 6 * 
         return env.problem
     return subprocess.run([sys.executable, "-m", "kb", "conform", "--engine", engine, *argv], capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": envs.python_path(env)})
+
+
+def saved_rows(files: list[Path], engine: str) -> list[dict]:
+    """The rows `kb conform --json` printed into `files`, for one engine; a line that is not one is one error."""
+    from kb.errors import KBError
+
+    rows = []
+    for f in files:
+        try:
+            lines = [ln for ln in f.read_text().splitlines() if ln.strip()]
+        except OSError as e:
+            raise KBError(f, f"cannot read it ({e.strerror})") from None
+        for i, ln in enumerate(lines, 1):
+            try:
+                row = json.loads(ln)
+                assert {"case", "op", "engine", "engine_version", "outcome", "detail"} <= set(row)
+                Outcome(row["outcome"])
+            except (ValueError, AssertionError, TypeError):
+                raise KBError(f, f"line {i} is not a row of `kb conform --json`") from None
+            if row["engine"] != engine:
+                raise KBError(f, f"line {i} is a result of {row['engine']}, not {engine}")
+            rows.append(row)
+    return rows

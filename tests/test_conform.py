@@ -314,3 +314,22 @@ def test_an_older_release_runs_in_its_own_environment_and_lands_in_the_ledger(tm
     assert list(cells) == [old] and cells[old].outcome == Outcome.WORKS
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, check=False)
     assert p.returncode == 0 and f"{old} in the ledger already" in p.stderr, p.stderr
+
+
+def test_saved_json_rows_of_several_jobs_are_accepted_with_from(tmp_path):
+    """The GitHub workflow's merge: each job's `kb conform --json` output, accepted in one place."""
+    (tmp_path / "repros").mkdir()
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps({**_result("test_relu", "3.0.0", "works"), "engine": "mnn"}) + "\n")
+    b.write_text(json.dumps({**_result("test_relu", "3.1.0", "crash", "MNN run: killed by SIGSEGV"), "engine": "mnn"})
+                 + "\n")
+    env = {**os.environ, "KB_ROOT": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-m", "kb", "conform", "--engine", "mnn", "--from", str(a), "--from", str(b)],
+                       capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    cells = conformance.load(conformance.path(tmp_path, "mnn")).cells["test_relu"]
+    assert {v: str(c.outcome) for v, c in cells.items()} == {"3.0.0": "works", "3.1.0": "crash"}
+    b.write_text("not json\n")
+    p = subprocess.run([sys.executable, "-m", "kb", "conform", "--engine", "mnn", "--from", str(b)],
+                       capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert p.returncode == 2 and "line 1 is not a row of `kb conform --json`" in p.stderr and "Traceback" not in p.stderr
