@@ -73,8 +73,8 @@ PIPELINES = {p.name: p for p in (
              "onnx2ncnn on the case's ONNX, then the .param and .bin on ncnn", _NCNN, _onnx2ncnn),
     Pipeline("pnnx", "pnnx", ("pnnx", "ncnn"),
              "pnnx on the case's traced TorchScript (or its ONNX), then ncnn, fed as pnnx's own script feeds it",
-             {"source": "torchscript or onnx (default: torchscript where the case is traced too, else onnx)", "fp16": "pnnx's fp16= (weights stored as fp16; default "
-              "pnnx's own, on)", **_NCNN, "inputs": "ncnn input blob names (default: pnnx's, in0, in1... one per "
+             {"source": "torchscript or onnx (default: torchscript where the case is traced too, else onnx)",
+              "fp16": "pnnx's fp16= (weights stored as fp16; default pnnx's own, on)", **_NCNN, "inputs": "ncnn input blob names (default: pnnx's, in0, in1... one per "
               "input of the case)", "outputs": "ncnn output blob names (default: pnnx's, out0, out1...)"}, _pnnx),
     Pipeline("mnn", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Module API", _MNN, _mnn),
     Pipeline("mnn-session", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Session API", _MNN,
