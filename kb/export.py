@@ -50,6 +50,7 @@ def export_entry(repro: str, out: str) -> dict:
 
     spec = importlib.util.spec_from_file_location("kb_repro", repro)
     module = importlib.util.module_from_spec(spec)
+    sys.modules["kb_repro"] = module  # dynamo's torch.cond imports the module its branches come from, by name
     spec.loader.exec_module(module)
     outdir = Path(out)
     manifest: dict[str, dict] = {}

@@ -2,7 +2,6 @@
 exports to ONNX If / Loop; mnnconvert keeps them as subgraphs, which MNN's Session API cannot resize.
 The Module API (MNN.nn.load_module_from_file) runs the same .mnn file."""
 
-import sys
 from typing import List
 
 import torch
@@ -114,8 +113,3 @@ def variants():
     yield Case("for-constant-near-miss", script(Refine, seed=3, kind="const"), (x,), ["x"], ["y"], opset=17,
                dynamo=False)
     yield Case("if-traced-near-miss", eager(Branch, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
-
-
-# torch.cond's dynamo export imports the module its branches come from by name; kb loads this file under a
-# name it does not register, so register it (the same objects) before export.
-sys.modules.setdefault(__name__, type(sys)(__name__)).__dict__.update(globals())
