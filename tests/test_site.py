@@ -539,3 +539,26 @@ def test_the_status_table_is_newest_first_with_identical_rows_and_releases_group
     legend = dict(re.findall(r'<li data-label="([^"]*)">.*?: ([^<]*)</li>', doc))
     assert set(legend) == {"reproduces", "fixed", "fails differently", "works"}
     assert "differs" not in text_of(doc) and "accepted" not in doc and "kb accept" not in doc
+
+
+def test_an_entry_page_links_the_op_pages_of_its_triggers_ops(fixture_corpus):
+    """An entry's trigger names ONNX ops: the page links each op's page (onnx's own node tests on every engine),
+    only where a ledger gave the op one."""
+    from kb.site.generate import render as render_site
+
+    assert "kb-op-links" not in render_site(fixture_corpus).pages[f"{NAN}.md"]  # no ledger, no op page
+    shutil.copytree(REPO / "conformance", fixture_corpus / "conformance")
+    site = render_site(fixture_corpus)
+    links = re.findall(r'<a href="\.\./ops/(\w+)/" data-op', site.pages[f"{NAN}.md"])
+    assert links[:2] == ["Sub", "Sqrt"] and all(f"ops/{op}.md" in site.pages for op in links)
+    guard = site.pages[f"{GUARD}.md"]
+    assert re.search(r"ONNX's own tests of its ops on each engine: .*\bSigmoid\b.*\bMul\b", guard)
+    # a ledger with Sub's cases only: Sqrt has no page, so no link
+    shutil.rmtree(fixture_corpus / "conformance")
+    (fixture_corpus / "conformance").mkdir()
+    (fixture_corpus / "conformance" / "onnx2ncnn.yaml").write_text(
+        "engine: onnx2ncnn\nprovenance:\n  p1: {date: '2026-11-28', platform: p, onnx: 1.23.2}\ncases:\n"
+        "  test_sub: {op: Sub, runs: [{versions: [a4d2ea1], outcome: works, seen: p1}]}\n", encoding="utf-8")
+    page = render_site(fixture_corpus).pages[f"{NAN}.md"]
+    assert re.findall(r'<a href="\.\./ops/(\w+)/" data-op', page) == ["Sub"]
+    assert "ONNX's own tests of Sub on each engine: " in page and ">/ops/Sub/</a>" in page

@@ -59,20 +59,22 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
     # Before any page: material's search cuts the pages' Chinese with jieba at build, in this process, as
     # kb explain cuts reports; both must know the synonyms' words.
     teach_segmenter(entries, known.values())
+    from kb.site import ops
+
+    conf = ops.Conformance.load(root)  # conformance/*.yaml: the op pages, and the entries' links to them
+    op_names = frozenset(conf.ops()) if conf.tables else frozenset()
     site = Site()
     rows: list[tuple[Entry, EntryStatus]] = []
     for e in entries:
         checks: list[Check] = list(declared_checks(e).items.values())
         st = derive(e.meta.engines, checks, expectations.load(e.expected), by_entry.get(e.slug, []), e.meta.workarounds)
-        site.pages[f"{e.slug}.md"] = pages.entry_page(e, st, known)
+        site.pages[f"{e.slug}.md"] = pages.entry_page(e, st, known, op_names)
         site.statuses[e.slug] = st
         site.nav.append((f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))
         rows.append((e, st))
     site.pages[HOME] = pages.home_page(rows)
     _message_pages(site, known, entries)
-    from kb.site import ops
-
-    op_pages, site.op_nav = ops.pages(root, entries)  # /ops/<Op>/ from conformance/*.yaml
+    op_pages, site.op_nav = ops.pages(root, entries, conf)  # /ops/<Op>/ from conformance/*.yaml
     site.pages.update(op_pages)
     site.scripts = _scripts(entries, known)
     site.nav.sort(key=lambda t: t[0])

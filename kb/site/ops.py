@@ -78,15 +78,18 @@ def _group(case: str, op: str, info) -> str:
     return "default attributes"
 
 
+def trigger_ops(entry: Entry) -> list[str]:
+    """The ops the entry's trigger patterns name, each once, in their order."""
+    return list(dict.fromkeys(op for p in entry.meta.trigger for spec in p.nodes.values()
+                              for op in sorted(spec.ops() or ())))
+
+
 def _triggered_by(entries: list[Entry]) -> dict[str, list[Entry]]:
     """op -> the entries whose trigger pattern names it."""
     found: dict[str, list[Entry]] = {}
     for e in entries:
-        for p in e.meta.trigger:
-            for spec in p.nodes.values():
-                for op in spec.ops() or ():
-                    if e not in found.setdefault(op, []):
-                        found[op].append(e)
+        for op in trigger_ops(e):
+            found.setdefault(op, []).append(e)
     return found
 
 
@@ -161,9 +164,11 @@ def op_page(op: str, cases: list[str], conf: Conformance, entries: list[Entry], 
         labels={e: ENGINES[e].shown for e in ENGINES})
 
 
-def pages(root: Path, entries: list[Entry]) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """(file name -> Markdown, nav (title, file name)) of the op pages and their index; none without a ledger."""
-    conf = Conformance.load(root)
+def pages(root: Path, entries: list[Entry], conf: Conformance | None = None
+          ) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """(file name -> Markdown, nav (title, file name)) of the op pages and their index; none without a ledger.
+    `conf`: the ledgers, if the caller has read them already."""
+    conf = conf or Conformance.load(root)
     if not conf.tables:
         return {}, []
     onnx = conf.index.onnx if conf.index else "?"
