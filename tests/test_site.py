@@ -562,3 +562,43 @@ def test_an_entry_page_links_the_op_pages_of_its_triggers_ops(fixture_corpus):
     page = render_site(fixture_corpus).pages[f"{NAN}.md"]
     assert re.findall(r'<a href="\.\./ops/(\w+)/" data-op', page) == ["Sub"]
     assert "ONNX's own tests of Sub on each engine: " in page and ">/ops/Sub/</a>" in page
+
+
+def test_a_message_that_an_engine_lacks_an_op_shows_the_ops_node_tests_there():
+    """onnx2ncnn's `<op> not supported yet!` names an op: the page gives, for the op of its example and those its
+    causes name, how many of onnx's node tests of the op work on onnx2ncnn and how the others fail, with a link
+    to the op page; ncnn's `layer <type> not exists or registered` does so on both paths that run on ncnn. A
+    message that names no op has no such table."""
+    from kb import messages
+    from kb.site.messages import message_page
+    from kb.site.ops import Conformance
+
+    tables = Conformance.load(REPO).tables
+    msg = messages.load(REPO / "repros" / "_messages" / "onnx2ncnn-not-supported.yaml")
+    text = message_page(msg, [], {}, tables)
+    rows = re.findall(r'<tr data-op="(\w+)" data-engine="(\w+)"', text)
+    assert rows[0] == ("LayerNormalization", "onnx2ncnn")  # the example's op first, then the causes'
+    assert ("Einsum", "onnx2ncnn") in rows and ("Sign", "onnx2ncnn") in rows and {e for _, e in rows} == {"onnx2ncnn"}
+    gather = re.search(r'<tr data-op="Gather".*', text)[0]
+    assert '<a href="../../ops/Gather/">Gather</a>' in gather
+    assert re.search(r"<td>0 of \d+</td><td>\d+ fail to convert: <code>[^<]*Gather not supported yet!</code>", gather)
+    assert '<tr data-op="Pad"' in text and '<tr data-op="Nihui"' not in text  # only ops with node tests
+    layer = messages.load(REPO / "repros" / "_messages" / "ncnn-layer-not-registered.yaml")
+    rows = re.findall(r'<tr data-op="(\w+)" data-engine="(\w+)"', message_page(layer, [], {}, tables))
+    assert ("LayerNormalization", "onnx2ncnn") in rows and ("LayerNormalization", "pnnx") in rows
+    broadcast = messages.load(REPO / "repros" / "_messages" / "mnn-broadcast-error.yaml")
+    assert "kb-message-ops" not in message_page(broadcast, [], {}, tables)
+    assert "kb-message-ops" not in message_page(msg, [], {})  # no ledger, no table
+
+
+def test_a_messages_unsupported_op_must_name_the_op_of_its_example():
+    from pydantic import ValidationError
+
+    from kb.schema import Message
+
+    base = dict(id="x-op", engines=["onnx2ncnn"], pattern="not supported yet", example="Sign not supported yet!",
+                summary="s", generic=True)
+    assert Message(**base, unsupported_op=r"(\w+) not supported yet").unsupported_op
+    for bad in (r"\w+ not supported yet", r"(\w+) is missing", "(unclosed"):
+        with pytest.raises(ValidationError):
+            Message(**base, unsupported_op=bad)

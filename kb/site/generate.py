@@ -73,7 +73,7 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
         site.nav.append((f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))
         rows.append((e, st))
     site.pages[HOME] = pages.home_page(rows)
-    _message_pages(site, known, entries)
+    _message_pages(site, known, entries, conf.tables)
     op_pages, site.op_nav = ops.pages(root, entries, conf)  # /ops/<Op>/ from conformance/*.yaml
     site.pages.update(op_pages)
     site.scripts = _scripts(entries, known)
@@ -83,13 +83,13 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
     return site
 
 
-def _message_pages(site: Site, known: dict, entries: list[Entry]) -> None:
+def _message_pages(site: Site, known: dict, entries: list[Entry], tables: dict) -> None:
     """One page per message of the index (repros/_messages/), at /messages/<id>/."""
     from kb.site import messages as message_pages
 
     for m in known.values():
         name = message_pages.page_name(m.id)
-        site.pages[name] = message_pages.message_page(m, entries, site.statuses)
+        site.pages[name] = message_pages.message_page(m, entries, site.statuses, tables)
         site.message_nav.append((m.shown, name))
 
 

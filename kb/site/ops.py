@@ -8,7 +8,6 @@ trigger names the op.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from kb import conformance
 from kb.conformance import Table
 from kb.engines import ENGINES
 from kb.entries import Entry
+from kb.opfigures import failures
 from kb.site.markup import env
 from kb.verdicts import Outcome
 from kb.versions import version_key
@@ -24,7 +24,6 @@ FOLDER = "ops"
 TEMPLATE = "op.md.j2"
 INDEX_TEMPLATE = "ops.md.j2"
 PATH_LABEL = {"mnn": "MNN", "onnx2ncnn": "onnx2ncnn → ncnn", "pnnx": "pnnx → ncnn"}
-FAILURES_SHOWN = 8  # distinct failure lines per engine and outcome
 
 
 def page_name(op: str) -> str:
@@ -93,44 +92,6 @@ def _triggered_by(entries: list[Entry]) -> dict[str, list[Entry]]:
     return found
 
 
-_NUMBERS = re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?")
-
-
-_NAN = re.compile(r", ([1-9]\d*) NaN of ")
-
-
-def _wrong(detail: str) -> str:
-    """A wrong result's line, its figures aside, so cases that are wrong the same way share it."""
-    if "not a batch of 1" in detail:  # kb.conform.NO_BATCH
-        return "wrong where the input's leading axis is not a batch of 1 (onnx2ncnn takes axis 0 for the batch)"
-    if "has shape" in detail or "is missing" in detail:
-        return _NUMBERS.sub("#", detail.split(": ", 1)[-1])
-    if _NAN.search(detail):
-        return "NaN or infinite outputs where the reference is finite"
-    return "outputs differ from the reference beyond the tolerance"
-
-
-def _failures(cells: list[tuple[str, object]]) -> list[dict]:
-    """Per outcome other than works: how many cases, and their distinct lines (numbers aside), most common first."""
-    by: dict[str, dict[str, list[str]]] = {}
-    for case, cell in cells:
-        if cell.outcome == Outcome.WORKS:
-            continue
-        # a message naming the case's own tensors (expanded functions are named after the case) groups as one
-        key = _wrong(cell.detail) if cell.outcome.wrong else cell.detail.replace(case, "<case>")
-        by.setdefault(cell.outcome, {}).setdefault(key, []).append(case)
-    out = []
-    for outcome in Outcome:
-        lines = by.get(outcome)
-        if not lines:
-            continue
-        ranked = sorted(lines.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        out.append({"outcome": str(outcome), "n": sum(len(c) for c in lines.values()),
-                    "lines": [{"line": k, "cases": cases} for k, cases in ranked[:FAILURES_SHOWN]],
-                    "more": max(0, len(ranked) - FAILURES_SHOWN)})
-    return out
-
-
 def _counts(cells) -> dict[str, int]:
     counts = {str(o): 0 for o in Outcome}
     for cell in cells:
@@ -154,7 +115,7 @@ def op_page(op: str, cases: list[str], conf: Conformance, entries: list[Entry], 
         mine = [(case, conf.tables[col.engine].cells[case][col.version]) for case in cases
                 if col.version in conf.tables[col.engine].cells.get(case, {})]
         summary.append({"col": col, "n": len(mine), "counts": _counts(c for _, c in mine),
-                        "failures": _failures(mine)})
+                        "failures": failures(mine)})
     ordered = sorted(groups.items(), key=lambda kv: (kv[0] == "default attributes", kv[0].startswith("function"), kv[0]))
     ordered.sort(key=lambda kv: 0 if kv[0] == "default attributes" else 1)
     return env.get_template(TEMPLATE).render(
