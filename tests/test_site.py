@@ -602,3 +602,30 @@ def test_a_messages_unsupported_op_must_name_the_op_of_its_example():
     for bad in (r"\w+ not supported yet", r"(\w+) is missing", "(unclosed"):
         with pytest.raises(ValidationError):
             Message(**base, unsupported_op=bad)
+
+
+def test_op_pages_are_in_the_search_boxs_index(fixture_corpus):
+    """The box ranks a query's words with kb-data.js's table (kb.match.words.SiteIndex): the op pages are in it,
+    found by the op's name and about every engine measured on it, so "ncnn GridSample" and "MNN Einsum 支持"
+    list /ops/GridSample/ and /ops/Einsum/, after the entries about the op. lunr indexes them too (no exclude)."""
+    from kb import messages
+    from kb.match.words import SiteIndex
+    from kb.site import ops
+    from kb.site.generate import render as render_site
+
+    shutil.copytree(REPO / "conformance", fixture_corpus / "conformance")
+    site = render_site(fixture_corpus)
+    script = site.scripts["assets/kb-data.js"]
+    words = json.loads(script[script.index("window.kbData = ") + len("window.kbData = "):].rstrip().rstrip(";"))["words"]
+    at = words["pages"].index("ops/GridSample/")
+    assert set(words["engines"][at]) == {"mnn", "onnx2ncnn", "pnnx", "ncnn"}
+    assert any(i == at for i, _ in words["weights"]["gridsample"]) and "ops/Einsum/" in words["pages"]
+    assert "exclude" not in site.pages["ops/GridSample.md"].split("\n---\n", 1)[0]
+
+    entries = load_all(REPO, broken=[])
+    index = SiteIndex(entries, messages.load_all(REPO, entries), ops.search_pages(ops.Conformance.load(REPO)))
+    for query, page in (("ncnn GridSample", "ops/GridSample/"), ("MNN Einsum 支持", "ops/Einsum/")):
+        ranked = index.rank(query)
+        assert page in ranked, (query, ranked)
+        assert not ranked[0].startswith("ops/")  # an entry or message about the op first
+    assert index.rank("acosh") == ["ops/Acosh/"]  # an op no other page names

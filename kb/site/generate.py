@@ -76,7 +76,7 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
     _message_pages(site, known, entries, conf.tables)
     op_pages, site.op_nav = ops.pages(root, entries, conf)  # /ops/<Op>/ from conformance/*.yaml
     site.pages.update(op_pages)
-    site.scripts = _scripts(entries, known)
+    site.scripts = _scripts(entries, known, ops.search_pages(conf) if conf.tables else {})
     site.nav.sort(key=lambda t: t[0])
     site.nav.insert(0, ("Home", HOME))
     site.redirects = _redirects(entries)
@@ -93,16 +93,17 @@ def _message_pages(site: Site, known: dict, entries: list[Entry], tables: dict) 
         site.message_nav.append((m.shown, name))
 
 
-def _scripts(entries: list[Entry], known: dict) -> dict[str, str]:
+def _scripts(entries: list[Entry], known: dict, op_pages: dict[str, list[str]] | None = None) -> dict[str, str]:
     """The data of the search box's scripts (docs/assets/kb-noise.js, kb-lines.js, kb-words.js), from kb explain's
-    own rules: one generated file, named in mkdocs.yml's extra_javascript before them."""
+    own rules: one generated file, named in mkdocs.yml's extra_javascript before them. `op_pages`: op -> engines
+    (kb.site.ops.search_pages), found by the op's name."""
     from kb.match import noise
     from kb.match.lines import Table
     from kb.match.words import SiteIndex
 
     data = {"noise": noise.data(),  # what a pasted line carries besides its message
             "lines": Table.build(entries, known).data(),  # the pages a line names by itself
-            "words": SiteIndex(entries, known).data()}  # the pages the query's words rank first
+            "words": SiteIndex(entries, known, op_pages).data()}  # the pages the query's words rank first
     return {"assets/kb-data.js": "/* Generated at site build from kb/match (noise.py, lines.py, words.py). */\n"
                                  f"window.kbData = {json.dumps(data, ensure_ascii=False, separators=(',', ':'))};\n"}
 

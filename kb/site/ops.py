@@ -69,6 +69,20 @@ class Conformance:
         return {op: sorted(cases) for op, cases in sorted(found.items(), key=lambda kv: kv[0].lower())}
 
 
+def search_pages(conf: Conformance) -> dict[str, list[str]]:
+    """op -> the engines its page is about, for the search box (kb.match.words.SiteIndex): each path measured on
+    the op, and the runtime its models run on (a query saying "ncnn" is about onnx2ncnn's and pnnx's pages)."""
+    from kb.opfigures import runs_on
+
+    out: dict[str, list[str]] = {}
+    for e, t in conf.tables.items():
+        engines = [e] + [r for r in [runs_on(t)] if r]
+        for op in set(t.ops.values()):
+            out.setdefault(op, [])
+            out[op] += [en for en in engines if en not in out[op]]
+    return {op: out[op] for op in conf.ops()}
+
+
 def _group(case: str, op: str, info) -> str:
     if info is not None and info.attrs:
         return info.attrs
