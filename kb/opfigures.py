@@ -76,8 +76,8 @@ class Figure:
         return out
 
     def text(self) -> str:
-        """'onnx2ncnn a4d2ea1: Einsum: 0 of 3 ONNX node tests it could take work (3 fail to convert:
-        `Einsum not supported yet!`); 6 more are not applicable'"""
+        """'onnx2ncnn a4d2ea1: Gather: 0 of 4 ONNX node tests work (4 fail to convert: `... Gather not supported
+        yet!`)', then how many more the path could not take (not applicable, cannot feed), if any."""
         from kb.engines import ENGINES
 
         where = f"{ENGINES[self.engine].shown if self.engine in ENGINES else self.engine} {self.version}: {self.op}"
@@ -115,10 +115,15 @@ def paths(engine: str, tables: dict[str, Table]) -> list[str]:
     return [e for e, t in tables.items() if e == engine or runs_on(t) == engine]
 
 
-def tables(root: Path) -> dict[str, Table]:
+def tables(root: Path, engines: set[str] | None = None) -> dict[str, Table]:
+    """The ledgers under `root`; with `engines`, only theirs where each has one (a ledger is a second's parse:
+    kb explain reads one for onnx2ncnn's line), else all (ncnn's paths are known by their provenance)."""
     from kb import conformance
 
-    return {e: conformance.load(conformance.path(root, e), e) for e in conformance.engines(root)}
+    names = conformance.engines(root)
+    if engines and engines <= set(names):
+        names = sorted(engines)
+    return {e: conformance.load(conformance.path(root, e), e) for e in names}
 
 
 def of_messages(shown: list, lines: list[str], root: Path, versions: dict[str, str] | None = None) -> list[Figure]:
@@ -134,7 +139,7 @@ def of_messages(shown: list, lines: list[str], root: Path, versions: dict[str, s
         wanted += [(op, en) for line in lines for op in named_ops(m, line) for en in m.engines]
     if not wanted:
         return []
-    found = tables(root)
+    found = tables(root, {en for _, en in wanted})
     out = []
     for op, engine in dict.fromkeys(wanted):
         for path in paths(engine, found):

@@ -616,7 +616,7 @@ def test_op_pages_are_in_the_search_boxs_index(fixture_corpus):
     shutil.copytree(REPO / "conformance", fixture_corpus / "conformance")
     site = render_site(fixture_corpus)
     script = site.scripts["assets/kb-data.js"]
-    words = json.loads(script[script.index("window.kbData = ") + len("window.kbData = "):].rstrip().rstrip(";"))["words"]
+    words = json.loads(script.split("window.kbData = ", 1)[1].rstrip().rstrip(";"))["words"]
     at = words["pages"].index("ops/GridSample/")
     assert set(words["engines"][at]) == {"mnn", "onnx2ncnn", "pnnx", "ncnn"}
     assert any(i == at for i, _ in words["weights"]["gridsample"]) and "ops/Einsum/" in words["pages"]

@@ -369,7 +369,8 @@ def test_the_search_box_ranks_as_kb_explain_does(search_page):
     from kb.match.lines import Table
     from kb.match.words import SiteIndex
 
-    table, words = Table.build(ENTRIES, _messages_index()), SiteIndex(ENTRIES, _messages_index(), _op_pages())
+    table = Table.build(ENTRIES, _messages_index())
+    words = SiteIndex(ENTRIES, _messages_index(), _op_pages())
     queries = sorted({q for _, _, q, _ in CASES}) + [f"{m.example} 模型转换失败" for m in _messages_index().values()]
     queries += [_typo(q) for q in queries[::3] if _typo(q) != q]  # a typo's corrections: words.corrected
     got = search_page.evaluate("qs => qs.map(q => [kbLines(q), kbLines.preferred(q), kbWords(q)])", queries)
@@ -418,7 +419,8 @@ def test_a_description_finds_the_pages_its_words_rank_first(request, fixture):
     from kb.match.words import SiteIndex
 
     page = request.getfixturevalue(fixture)
-    table, words = Table.build(ENTRIES, _messages_index()), SiteIndex(ENTRIES, _messages_index(), _op_pages())
+    table = Table.build(ENTRIES, _messages_index())
+    words = SiteIndex(ENTRIES, _messages_index(), _op_pages())
     wrong = []
     for e in ENTRIES[::6]:
         query = e.meta.zh.title if e.meta.zh else e.meta.title

@@ -2,7 +2,8 @@
 
 A page gives the message and its pattern, which engines and versions printed it in this corpus's
 checks (the cells whose signature cites the message), and every known cause: the entries that print
-it, with the evidence that tells each apart, and the upstream causes by reference.
+it, with the evidence that tells each apart, and the upstream causes by reference. A message that an engine lacks
+an op (`unsupported_op`) also gives each op it names its figure in onnx's own node tests there (kb.opfigures).
 """
 
 from __future__ import annotations
