@@ -70,6 +70,14 @@ def cited_by(message_id: str, entries: list[Entry]) -> list[tuple[Entry, Signatu
     return [(e, s) for e in entries for s in e.meta.signatures if s.message == message_id]
 
 
+def named_ops(msg: Message, line: str) -> list[str]:
+    """The ops a line of the message says its engine lacks (`unsupported_op`'s group 1 at each match), each once;
+    none in a line that is not the message's."""
+    if not msg.unsupported_op or not re.search(msg.pattern, line):
+        return []
+    return list(dict.fromkeys(m[1] for m in re.finditer(msg.unsupported_op, line) if m[1]))
+
+
 @lru_cache(maxsize=4096)
 def defined_op(op: str) -> bool:
     """Whether ONNX, or onnxruntime's contrib domains, define the op: then it is no custom op."""

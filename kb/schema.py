@@ -121,6 +121,10 @@ class Message(Strict):
     # search and kb explain read these as an entry's synonyms. zh: what the message means, in Chinese.
     synonyms: list[str] = []
     zh: str = ""
+    # A message that an engine lacks an op ("Einsum not supported yet!"): a regex whose group 1, at each match in
+    # a line of it, is an ONNX op so named. The op's figure in onnx's own node tests on that engine goes with the
+    # message (kb/opfigures.py). Only where the name is ONNX's: not MNN's TFLite names, nor onnxruntime's contrib.
+    unsupported_op: str = ""
 
     @property
     def shown(self) -> str:
@@ -134,6 +138,13 @@ class Message(Strict):
             raise ValueError(f"bad regex: {e}") from None
         if not rx.search(self.example):
             raise ValueError("pattern does not match its example")
+        if self.unsupported_op:
+            try:
+                op = re.compile(self.unsupported_op)
+            except re.error as e:
+                raise ValueError(f"unsupported_op: bad regex: {e}") from None
+            if op.groups < 1 or not op.search(self.example):
+                raise ValueError("unsupported_op must match the example, its group 1 the op")
         if self.template and not re.search(_template_regex(self.template), self.example):
             raise ValueError("template does not fit its example (its text, with any value for each <placeholder>)")
         return self

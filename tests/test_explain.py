@@ -4,6 +4,8 @@ an entry, `possible` for generic messages; bad logs get one line. Runs on the fi
 
 import io
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -521,3 +523,30 @@ def test_words_that_describe_a_message_lead_to_its_page_as_a_guess(explain, fixt
     # the line itself: the message is shown, not guessed
     _, text = explain(f"{BROADCAST}\n", as_json=False)
     assert "describe the message" not in text + explain.err
+
+
+# ---- the op a line says its engine lacks: onnx's own node tests of it there --------------------
+
+def test_a_line_naming_an_op_the_engine_lacks_adds_the_ops_node_test_figure(fixture_corpus, tmp_path, capsys):
+    """`GridSample not supported yet!` (KB072's signature example) names an op onnx2ncnn lacks: below the message
+    page, kb explain gives how many of onnx's node tests of GridSample work on onnx2ncnn (conformance/), with the
+    op page; in the reply to paste too, after its message page. An op with no node test says nothing."""
+    shutil.copytree(ROOT / "conformance", fixture_corpus / "conformance")
+    shutil.copy(ROOT / "repros" / "_messages" / "onnx2ncnn-not-supported.yaml", fixture_corpus / "repros" / "_messages")
+    path = tmp_path / "convert.log"
+    path.write_text("onnx2ncnn model.onnx model.param model.bin\nGridSample not supported yet!\n")
+    assert explain_command(str(path), False) == codes.NOTHING_FOUND  # no entry of this corpus: unchanged
+    text = capsys.readouterr().out
+    page = text.index("/messages/onnx2ncnn-not-supported/")
+    figure = re.search(r"onnx2ncnn a4d2ea1: GridSample: 0 of (\d+) ONNX node tests work \((\d+) fail to convert: "
+                       r"`[^`]*GridSample not supported yet!`\); see (\S+)", text)
+    assert figure and figure[1] == figure[2] and figure[3].endswith("/ops/GridSample/") and figure.start() > page
+    explain_command(str(path), False, markdown=True)
+    reply = capsys.readouterr().out
+    assert reply.startswith("**Known message:** `GridSample not supported yet!`")
+    assert reply.index("/messages/onnx2ncnn-not-supported/") < reply.index("- onnx2ncnn a4d2ea1: GridSample: 0 of")
+    for unknown in ("Frobnicate not supported yet!", "tensor is not supported yet!"):
+        path.write_text(unknown + "\n")
+        explain_command(str(path), False)
+        explain_command(str(path), False, markdown=True)
+        assert "node tests" not in capsys.readouterr().out

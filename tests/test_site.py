@@ -539,3 +539,93 @@ def test_the_status_table_is_newest_first_with_identical_rows_and_releases_group
     legend = dict(re.findall(r'<li data-label="([^"]*)">.*?: ([^<]*)</li>', doc))
     assert set(legend) == {"reproduces", "fixed", "fails differently", "works"}
     assert "differs" not in text_of(doc) and "accepted" not in doc and "kb accept" not in doc
+
+
+def test_an_entry_page_links_the_op_pages_of_its_triggers_ops(fixture_corpus):
+    """An entry's trigger names ONNX ops: the page links each op's page (onnx's own node tests on every engine),
+    only where a ledger gave the op one."""
+    from kb.site.generate import render as render_site
+
+    assert "kb-op-links" not in render_site(fixture_corpus).pages[f"{NAN}.md"]  # no ledger, no op page
+    shutil.copytree(REPO / "conformance", fixture_corpus / "conformance")
+    site = render_site(fixture_corpus)
+    links = re.findall(r'<a href="\.\./ops/(\w+)/" data-op', site.pages[f"{NAN}.md"])
+    assert links[:2] == ["Sub", "Sqrt"] and all(f"ops/{op}.md" in site.pages for op in links)
+    guard = site.pages[f"{GUARD}.md"]
+    assert re.search(r"ONNX's own tests of its ops on each engine: .*\bSigmoid\b.*\bMul\b", guard)
+    # a ledger with Sub's cases only: Sqrt has no page, so no link
+    shutil.rmtree(fixture_corpus / "conformance")
+    (fixture_corpus / "conformance").mkdir()
+    (fixture_corpus / "conformance" / "onnx2ncnn.yaml").write_text(
+        "engine: onnx2ncnn\nprovenance:\n  p1: {date: '2026-11-28', platform: p, onnx: 1.23.2}\ncases:\n"
+        "  test_sub: {op: Sub, runs: [{versions: [a4d2ea1], outcome: works, seen: p1}]}\n", encoding="utf-8")
+    page = render_site(fixture_corpus).pages[f"{NAN}.md"]
+    assert re.findall(r'<a href="\.\./ops/(\w+)/" data-op', page) == ["Sub"]
+    assert "ONNX's own tests of Sub on each engine: " in page and ">/ops/Sub/</a>" in page
+
+
+def test_a_message_that_an_engine_lacks_an_op_shows_the_ops_node_tests_there():
+    """onnx2ncnn's `<op> not supported yet!` names an op: the page gives, for the op of its example and those its
+    causes name, how many of onnx's node tests of the op work on onnx2ncnn and how the others fail, with a link
+    to the op page; ncnn's `layer <type> not exists or registered` does so on both paths that run on ncnn. A
+    message that names no op has no such table."""
+    from kb import messages
+    from kb.site.messages import message_page
+    from kb.site.ops import Conformance
+
+    tables = Conformance.load(REPO).tables
+    msg = messages.load(REPO / "repros" / "_messages" / "onnx2ncnn-not-supported.yaml")
+    text = message_page(msg, [], {}, tables)
+    rows = re.findall(r'<tr data-op="(\w+)" data-engine="(\w+)"', text)
+    assert rows[0] == ("LayerNormalization", "onnx2ncnn")  # the example's op first, then the causes'
+    assert ("Einsum", "onnx2ncnn") in rows and ("Sign", "onnx2ncnn") in rows and {e for _, e in rows} == {"onnx2ncnn"}
+    gather = re.search(r'<tr data-op="Gather".*', text)[0]
+    assert '<a href="../../ops/Gather/">Gather</a>' in gather
+    assert re.search(r"<td>0 of \d+</td><td>\d+ fail to convert: <code>[^<]*Gather not supported yet!</code>", gather)
+    assert '<tr data-op="Pad"' in text and '<tr data-op="Nihui"' not in text  # only ops with node tests
+    layer = messages.load(REPO / "repros" / "_messages" / "ncnn-layer-not-registered.yaml")
+    rows = re.findall(r'<tr data-op="(\w+)" data-engine="(\w+)"', message_page(layer, [], {}, tables))
+    assert ("LayerNormalization", "onnx2ncnn") in rows and ("LayerNormalization", "pnnx") in rows
+    broadcast = messages.load(REPO / "repros" / "_messages" / "mnn-broadcast-error.yaml")
+    assert "kb-message-ops" not in message_page(broadcast, [], {}, tables)
+    assert "kb-message-ops" not in message_page(msg, [], {})  # no ledger, no table
+
+
+def test_a_messages_unsupported_op_must_name_the_op_of_its_example():
+    from pydantic import ValidationError
+
+    from kb.schema import Message
+
+    base = dict(id="x-op", engines=["onnx2ncnn"], pattern="not supported yet", example="Sign not supported yet!",
+                summary="s", generic=True)
+    assert Message(**base, unsupported_op=r"(\w+) not supported yet").unsupported_op
+    for bad in (r"\w+ not supported yet", r"(\w+) is missing", "(unclosed"):
+        with pytest.raises(ValidationError):
+            Message(**base, unsupported_op=bad)
+
+
+def test_op_pages_are_in_the_search_boxs_index(fixture_corpus):
+    """The box ranks a query's words with kb-data.js's table (kb.match.words.SiteIndex): the op pages are in it,
+    found by the op's name and about every engine measured on it, so "ncnn GridSample" and "MNN Einsum 支持"
+    list /ops/GridSample/ and /ops/Einsum/, after the entries about the op. lunr indexes them too (no exclude)."""
+    from kb import messages
+    from kb.match.words import SiteIndex
+    from kb.site import ops
+    from kb.site.generate import render as render_site
+
+    shutil.copytree(REPO / "conformance", fixture_corpus / "conformance")
+    site = render_site(fixture_corpus)
+    script = site.scripts["assets/kb-data.js"]
+    words = json.loads(script.split("window.kbData = ", 1)[1].rstrip().rstrip(";"))["words"]
+    at = words["pages"].index("ops/GridSample/")
+    assert set(words["engines"][at]) == {"mnn", "onnx2ncnn", "pnnx", "ncnn"}
+    assert any(i == at for i, _ in words["weights"]["gridsample"]) and "ops/Einsum/" in words["pages"]
+    assert "exclude" not in site.pages["ops/GridSample.md"].split("\n---\n", 1)[0]
+
+    entries = load_all(REPO, broken=[])
+    index = SiteIndex(entries, messages.load_all(REPO, entries), ops.search_pages(ops.Conformance.load(REPO)))
+    for query, page in (("ncnn GridSample", "ops/GridSample/"), ("MNN Einsum 支持", "ops/Einsum/")):
+        ranked = index.rank(query)
+        assert page in ranked, (query, ranked)
+        assert not ranked[0].startswith("ops/")  # an entry or message about the op first
+    assert index.rank("acosh") == ["ops/Acosh/"]  # an op no other page names

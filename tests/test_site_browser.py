@@ -95,6 +95,13 @@ def _messages_index():
     return messages.load_all(REPO)
 
 
+def _op_pages():
+    """The op pages the built site's box knows (kb.site.ops.search_pages), as the generator gives them."""
+    from kb.site import ops
+
+    return ops.search_pages(ops.Conformance.load(REPO))
+
+
 def _ops(e: Entry) -> set[str]:
     return {op for p in e.meta.trigger for n in p.nodes.values() for op in (n.ops() or ())}
 
@@ -362,7 +369,8 @@ def test_the_search_box_ranks_as_kb_explain_does(search_page):
     from kb.match.lines import Table
     from kb.match.words import SiteIndex
 
-    table, words = Table.build(ENTRIES, _messages_index()), SiteIndex(ENTRIES, _messages_index())
+    table = Table.build(ENTRIES, _messages_index())
+    words = SiteIndex(ENTRIES, _messages_index(), _op_pages())
     queries = sorted({q for _, _, q, _ in CASES}) + [f"{m.example} 模型转换失败" for m in _messages_index().values()]
     queries += [_typo(q) for q in queries[::3] if _typo(q) != q]  # a typo's corrections: words.corrected
     got = search_page.evaluate("qs => qs.map(q => [kbLines(q), kbLines.preferred(q), kbWords(q)])", queries)
@@ -411,7 +419,8 @@ def test_a_description_finds_the_pages_its_words_rank_first(request, fixture):
     from kb.match.words import SiteIndex
 
     page = request.getfixturevalue(fixture)
-    table, words = Table.build(ENTRIES, _messages_index()), SiteIndex(ENTRIES, _messages_index())
+    table = Table.build(ENTRIES, _messages_index())
+    words = SiteIndex(ENTRIES, _messages_index(), _op_pages())
     wrong = []
     for e in ENTRIES[::6]:
         query = e.meta.zh.title if e.meta.zh else e.meta.title

@@ -21,6 +21,7 @@ from kb.schema import Message
 
 SHOWN = 300  # characters of a matched line shown
 CAUSES_SHOWN = 4  # upstream causes of a generic message listed in the text output
+FIGURES_SHOWN = 6  # ops' node-test figures (a log may name a dozen ops: the reply stays short)
 PROGRESS_FROM = 2**20  # bytes of a log from which reading it shows progress
 
 
@@ -75,21 +76,56 @@ def explain_command(log: str | None, as_json: bool, markdown: bool = False, engi
     if markdown:
         from kb.match.reply import reply
 
-        print(reply(ranked, "\n".join(lines), wanted, seen, told))
+        print(reply(ranked, "\n".join(lines), wanted, seen, told) + _figures_md(seen, lines, wanted))
         return codes.FOUND if ranked else codes.NOTHING_FOUND
     if as_json:
         print(json.dumps([json_row(x) for x in ranked], indent=1))
     elif ranked:
         print(_as_text(name, ranked, seen, entries) + "".join(f"\n\n{_told(m)}" for m in told)
-              + "".join(f"\n{line}" for line in _ruled(ruled)))
+              + "".join(f"\n{line}" for line in _ruled(ruled) + _figures(seen, lines, wanted)))
     if not ranked:
         hint = (f"{name}: no known problem matches this log. Search the site: {search_url(_query(query))}\n"
                 f"Find the node that fails: {LOCATE}")
         for m in seen:
             hint += f"\nIt shows {'a generic' * m.generic or 'a'} message with known causes: {message_url(m.id)}"
-        hint += "".join(f"\n{_told(m)}" for m in told) + "".join(f"\n{line}" for line in _ruled(ruled))
+        hint += "".join(f"\n{_told(m)}" for m in told) + "".join(f"\n{line}" for line in _ruled(ruled)
+                                                                   + _figures(seen, lines, wanted))
         print(hint, file=sys.stderr if as_json else sys.stdout)
     return codes.FOUND if ranked else codes.NOTHING_FOUND
+
+
+def _op_figures(seen: list[Message], lines: list[str], wanted) -> list[tuple[str, str]]:
+    """(figure, op page) of each op a line of the log says its engine lacks (kb.opfigures): on the release
+    --engine, else the log, names for the path, else the newest measured."""
+    from kb.match.opcases import op_url
+    from kb.match.reply import versions_in
+    from kb.opfigures import of_messages
+    from kb.paths import repo_root
+
+    if not any(m.unsupported_op for m in seen):
+        return []  # no ledger read for a log that names no op
+    versions = {w.engine: w.version for w in wanted or versions_in("\n".join(lines)) if w.version}
+    return [(f.text(), op_url(f.op)) for f in of_messages(seen, lines, repo_root(), versions)][:FIGURES_SHOWN]
+
+
+def _figures(seen: list[Message], lines: list[str], wanted) -> list[str]:
+    """Below the entries and message pages: the ops' figures in onnx's own node tests, if any."""
+    found = _op_figures(seen, lines, wanted)
+    if not found:
+        return []
+    ops = "ops it names" if len({url for _, url in found}) > 1 else "op it names"
+    return ["", f"ONNX's own node tests of the {ops}, on that engine (kb conform):",
+            *(f"   {text}; see {url}" for text, url in found)]
+
+
+def _figures_md(seen: list[Message], lines: list[str], wanted) -> str:
+    """The same, for the reply to paste: after it, never in place of its diagnosis or message page."""
+    found = _op_figures(seen, lines, wanted)
+    if not found:
+        return ""
+    ops = "ops" if len({url for _, url in found}) > 1 else "op"
+    return f"\n\n**ONNX's own node tests of the {ops} your log names** (kb conform):\n" + "\n".join(
+        f"- {text}; see {url}" for text, url in found)
 
 
 def _ruled(ruled: list[Explained]) -> list[str]:

@@ -387,12 +387,29 @@ class SiteIndex:
     come first, each group in its words' order (as kb explain keeps word-only results to the engines a report
     names, and lines.preferred orders the box's other results). Scores are summed in query order on both sides."""
 
-    def __init__(self, entries: list[Entry], messages: dict | None = None):
+    def __init__(self, entries: list[Entry], messages: dict | None = None, ops: dict[str, list[str]] | None = None):
+        """`ops`: the op pages (kb.site.ops), op -> the engines measured on it."""
         messages = messages or {}
         self.index = Index(entries, messages.values())
         self.pages = [f"{e.slug}/" for e in entries] + [f"messages/{m}/" for m in messages]
-        self.chinese = sorted(t for t in self.index.weights if _CJK.fullmatch(t))
         self.engines = [list(e.meta.engines) for e in entries] + [list(m.engines) for m in messages.values()]
+        for op, engines in (ops or {}).items():
+            self._add_op(op, engines)
+        self.chinese = sorted(t for t in self.index.weights if _CJK.fullmatch(t))
+
+    OP_ALONE = 1.0  # an op page's weight for its op's name where no other page has the name
+
+    def _add_op(self, op: str, engines: list[str]) -> None:
+        """An op page (/ops/<Op>/) is found by its op's name alone, and ranks as the weakest page that has the
+        name: the entries and messages about the op come first, and the other pages' weights stay as kb explain
+        has them (op pages are outside its BM25, whose IDF they would change)."""
+        i = len(self.pages)
+        self.pages.append(f"ops/{op}/")
+        self.engines.append(list(engines))
+        for term in dict.fromkeys(tokens(op)):
+            have = self.index.weights.get(term)
+            weight = min(w for _, w in have) if have else self.OP_ALONE
+            self.index.weights[term] = [*(have or ()), (i, weight)]  # a new list: the index's stays as built
 
     def query(self, text: str) -> list[list[str]]:
         """The query's groups of terms (query_groups), its Chinese ones found in the index's vocabulary."""

@@ -59,48 +59,51 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
     # Before any page: material's search cuts the pages' Chinese with jieba at build, in this process, as
     # kb explain cuts reports; both must know the synonyms' words.
     teach_segmenter(entries, known.values())
+    from kb.site import ops
+
+    conf = ops.Conformance.load(root)  # conformance/*.yaml: the op pages, and the entries' links to them
+    op_names = frozenset(conf.ops()) if conf.tables else frozenset()
     site = Site()
     rows: list[tuple[Entry, EntryStatus]] = []
     for e in entries:
         checks: list[Check] = list(declared_checks(e).items.values())
         st = derive(e.meta.engines, checks, expectations.load(e.expected), by_entry.get(e.slug, []), e.meta.workarounds)
-        site.pages[f"{e.slug}.md"] = pages.entry_page(e, st, known)
+        site.pages[f"{e.slug}.md"] = pages.entry_page(e, st, known, op_names)
         site.statuses[e.slug] = st
         site.nav.append((f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))
         rows.append((e, st))
     site.pages[HOME] = pages.home_page(rows)
-    _message_pages(site, known, entries)
-    from kb.site import ops
-
-    op_pages, site.op_nav = ops.pages(root, entries)  # /ops/<Op>/ from conformance/*.yaml
+    _message_pages(site, known, entries, conf.tables)
+    op_pages, site.op_nav = ops.pages(root, entries, conf)  # /ops/<Op>/ from conformance/*.yaml
     site.pages.update(op_pages)
-    site.scripts = _scripts(entries, known)
+    site.scripts = _scripts(entries, known, ops.search_pages(conf) if conf.tables else {})
     site.nav.sort(key=lambda t: t[0])
     site.nav.insert(0, ("Home", HOME))
     site.redirects = _redirects(entries)
     return site
 
 
-def _message_pages(site: Site, known: dict, entries: list[Entry]) -> None:
+def _message_pages(site: Site, known: dict, entries: list[Entry], tables: dict) -> None:
     """One page per message of the index (repros/_messages/), at /messages/<id>/."""
     from kb.site import messages as message_pages
 
     for m in known.values():
         name = message_pages.page_name(m.id)
-        site.pages[name] = message_pages.message_page(m, entries, site.statuses)
+        site.pages[name] = message_pages.message_page(m, entries, site.statuses, tables)
         site.message_nav.append((m.shown, name))
 
 
-def _scripts(entries: list[Entry], known: dict) -> dict[str, str]:
+def _scripts(entries: list[Entry], known: dict, op_pages: dict[str, list[str]] | None = None) -> dict[str, str]:
     """The data of the search box's scripts (docs/assets/kb-noise.js, kb-lines.js, kb-words.js), from kb explain's
-    own rules: one generated file, named in mkdocs.yml's extra_javascript before them."""
+    own rules: one generated file, named in mkdocs.yml's extra_javascript before them. `op_pages`: op -> engines
+    (kb.site.ops.search_pages), found by the op's name."""
     from kb.match import noise
     from kb.match.lines import Table
     from kb.match.words import SiteIndex
 
     data = {"noise": noise.data(),  # what a pasted line carries besides its message
             "lines": Table.build(entries, known).data(),  # the pages a line names by itself
-            "words": SiteIndex(entries, known).data()}  # the pages the query's words rank first
+            "words": SiteIndex(entries, known, op_pages).data()}  # the pages the query's words rank first
     return {"assets/kb-data.js": "/* Generated at site build from kb/match (noise.py, lines.py, words.py). */\n"
                                  f"window.kbData = {json.dumps(data, ensure_ascii=False, separators=(',', ':'))};\n"}
 

@@ -2,20 +2,25 @@
 
 A page gives the message and its pattern, which engines and versions printed it in this corpus's
 checks (the cells whose signature cites the message), and every known cause: the entries that print
-it, with the evidence that tells each apart, and the upstream causes by reference.
+it, with the evidence that tells each apart, and the upstream causes by reference. A message that an engine lacks
+an op (`unsupported_op`) also gives each op it names its figure in onnx's own node tests there (kb.opfigures).
 """
 
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from kb import opfigures
+from kb.conformance import Table
 from kb.entries import Entry
-from kb.messages import cited_by
+from kb.messages import cited_by, named_ops
 from kb.schema import Message, Signature
 from kb.site.markup import code_span, env
+from kb.site.ops import PATH_LABEL
 from kb.status import EntryStatus, public_status
 from kb.versions import version_key
 
@@ -65,7 +70,37 @@ def _rank(entry: Entry, st: EntryStatus | None, seen: int) -> tuple:
     return (not affected, -seen, entry.meta.id)
 
 
-def message_page(msg: Message, entries: list[Entry], statuses: dict[str, EntryStatus]) -> str:
+_WORD = re.compile(r"\b[A-Z][A-Za-z0-9]*\b")  # an op as causes name it: "Einsum and Sign", "TopK/Greater"
+
+
+def listed_ops(msg: Message, entries: list[Entry], ops: set[str]) -> list[str]:
+    """For a message that an engine lacks an op (`unsupported_op`): the ops its lines name (its example, then the
+    citing signatures' examples), then those its causes name, of `ops` (the ops with node tests), each once."""
+    if not msg.unsupported_op:
+        return []
+    lines = [msg.example] + [s.example for _, s in cited_by(msg.id, entries) if s.example]
+    named = [op for line in lines for op in named_ops(msg, line)]
+    named += [w for c in msg.causes for w in _WORD.findall(c.cause)]
+    return [op for op in dict.fromkeys(named) if op in ops]
+
+
+def op_rows(msg: Message, entries: list[Entry], tables: dict[str, Table]) -> list[dict]:
+    """Per op the page lists and engine path of the message's engine: the op's figure on the newest release
+    measured (kb.opfigures), for the page's table."""
+    ops = {op for t in tables.values() for op in t.ops.values()}
+    paths = [p for en in msg.engines for p in opfigures.paths(en, tables)]
+    rows = []
+    for op in listed_ops(msg, entries, ops):
+        for path in dict.fromkeys(paths):
+            f = opfigures.figure(tables[path], op)
+            if f is not None:
+                rows.append({"op": op, "label": f"{PATH_LABEL.get(path, path)} {f.version}", "figure": f})
+    return rows
+
+
+def message_page(msg: Message, entries: list[Entry], statuses: dict[str, EntryStatus],
+                 tables: dict[str, Table] | None = None) -> str:
+    """`tables`: the conformance ledgers (kb.site.ops.Conformance.tables), for the ops the message names."""
     citing = [Citing(e, s, printed_by(e, s, statuses.get(e.slug))) for e, s in cited_by(msg.id, entries)]
     by_entry: dict[str, dict] = {}
     for c in citing:
@@ -81,7 +116,8 @@ def message_page(msg: Message, entries: list[Entry], statuses: dict[str, EntrySt
                                        for s in x["sigs"])
     return env.get_template(TEMPLATE).render(msg=msg, title_html=html.escape(msg.shown, quote=False),
                                               citing=citing, causes=causes,
-                                              ncauses=len(by_entry) + len(msg.causes))
+                                              ncauses=len(by_entry) + len(msg.causes),
+                                              op_rows=op_rows(msg, entries, tables or {}))
 
 
 def message_link(sig: Signature, messages: dict[str, Message] | None = None) -> Markup:

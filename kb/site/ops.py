@@ -8,7 +8,6 @@ trigger names the op.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from kb import conformance
 from kb.conformance import Table
 from kb.engines import ENGINES
 from kb.entries import Entry
+from kb.opfigures import failures
 from kb.site.markup import env
 from kb.verdicts import Outcome
 from kb.versions import version_key
@@ -24,7 +24,6 @@ FOLDER = "ops"
 TEMPLATE = "op.md.j2"
 INDEX_TEMPLATE = "ops.md.j2"
 PATH_LABEL = {"mnn": "MNN", "onnx2ncnn": "onnx2ncnn → ncnn", "pnnx": "pnnx → ncnn"}
-FAILURES_SHOWN = 8  # distinct failure lines per engine and outcome
 
 
 def page_name(op: str) -> str:
@@ -70,6 +69,20 @@ class Conformance:
         return {op: sorted(cases) for op, cases in sorted(found.items(), key=lambda kv: kv[0].lower())}
 
 
+def search_pages(conf: Conformance) -> dict[str, list[str]]:
+    """op -> the engines its page is about, for the search box (kb.match.words.SiteIndex): each path measured on
+    the op, and the runtime its models run on (a query saying "ncnn" is about onnx2ncnn's and pnnx's pages)."""
+    from kb.opfigures import runs_on
+
+    out: dict[str, list[str]] = {}
+    for e, t in conf.tables.items():
+        engines = [e] + [r for r in [runs_on(t)] if r]
+        for op in set(t.ops.values()):
+            out.setdefault(op, [])
+            out[op] += [en for en in engines if en not in out[op]]
+    return {op: out[op] for op in conf.ops()}
+
+
 def _group(case: str, op: str, info) -> str:
     if info is not None and info.attrs:
         return info.attrs
@@ -78,54 +91,19 @@ def _group(case: str, op: str, info) -> str:
     return "default attributes"
 
 
+def trigger_ops(entry: Entry) -> list[str]:
+    """The ops the entry's trigger patterns name, each once, in their order."""
+    return list(dict.fromkeys(op for p in entry.meta.trigger for spec in p.nodes.values()
+                              for op in sorted(spec.ops() or ())))
+
+
 def _triggered_by(entries: list[Entry]) -> dict[str, list[Entry]]:
     """op -> the entries whose trigger pattern names it."""
     found: dict[str, list[Entry]] = {}
     for e in entries:
-        for p in e.meta.trigger:
-            for spec in p.nodes.values():
-                for op in spec.ops() or ():
-                    if e not in found.setdefault(op, []):
-                        found[op].append(e)
+        for op in trigger_ops(e):
+            found.setdefault(op, []).append(e)
     return found
-
-
-_NUMBERS = re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?")
-
-
-_NAN = re.compile(r", ([1-9]\d*) NaN of ")
-
-
-def _wrong(detail: str) -> str:
-    """A wrong result's line, its figures aside, so cases that are wrong the same way share it."""
-    if "not a batch of 1" in detail:  # kb.conform.NO_BATCH
-        return "wrong where the input's leading axis is not a batch of 1 (onnx2ncnn takes axis 0 for the batch)"
-    if "has shape" in detail or "is missing" in detail:
-        return _NUMBERS.sub("#", detail.split(": ", 1)[-1])
-    if _NAN.search(detail):
-        return "NaN or infinite outputs where the reference is finite"
-    return "outputs differ from the reference beyond the tolerance"
-
-
-def _failures(cells: list[tuple[str, object]]) -> list[dict]:
-    """Per outcome other than works: how many cases, and their distinct lines (numbers aside), most common first."""
-    by: dict[str, dict[str, list[str]]] = {}
-    for case, cell in cells:
-        if cell.outcome == Outcome.WORKS:
-            continue
-        # a message naming the case's own tensors (expanded functions are named after the case) groups as one
-        key = _wrong(cell.detail) if cell.outcome.wrong else cell.detail.replace(case, "<case>")
-        by.setdefault(cell.outcome, {}).setdefault(key, []).append(case)
-    out = []
-    for outcome in Outcome:
-        lines = by.get(outcome)
-        if not lines:
-            continue
-        ranked = sorted(lines.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        out.append({"outcome": str(outcome), "n": sum(len(c) for c in lines.values()),
-                    "lines": [{"line": k, "cases": cases} for k, cases in ranked[:FAILURES_SHOWN]],
-                    "more": max(0, len(ranked) - FAILURES_SHOWN)})
-    return out
 
 
 def _counts(cells) -> dict[str, int]:
@@ -151,7 +129,7 @@ def op_page(op: str, cases: list[str], conf: Conformance, entries: list[Entry], 
         mine = [(case, conf.tables[col.engine].cells[case][col.version]) for case in cases
                 if col.version in conf.tables[col.engine].cells.get(case, {})]
         summary.append({"col": col, "n": len(mine), "counts": _counts(c for _, c in mine),
-                        "failures": _failures(mine)})
+                        "failures": failures(mine)})
     ordered = sorted(groups.items(), key=lambda kv: (kv[0] == "default attributes", kv[0].startswith("function"), kv[0]))
     ordered.sort(key=lambda kv: 0 if kv[0] == "default attributes" else 1)
     return env.get_template(TEMPLATE).render(
@@ -161,9 +139,11 @@ def op_page(op: str, cases: list[str], conf: Conformance, entries: list[Entry], 
         labels={e: ENGINES[e].shown for e in ENGINES})
 
 
-def pages(root: Path, entries: list[Entry]) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """(file name -> Markdown, nav (title, file name)) of the op pages and their index; none without a ledger."""
-    conf = Conformance.load(root)
+def pages(root: Path, entries: list[Entry], conf: Conformance | None = None
+          ) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """(file name -> Markdown, nav (title, file name)) of the op pages and their index; none without a ledger.
+    `conf`: the ledgers, if the caller has read them already."""
+    conf = conf or Conformance.load(root)
     if not conf.tables:
         return {}, []
     onnx = conf.index.onnx if conf.index else "?"

@@ -140,7 +140,11 @@ def _rows(entry: Entry) -> str | None:
     return yaml.safe_dump({"checks": rows}, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)
 
 
-def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None) -> str:
+def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None, op_pages: frozenset[str] = frozenset()
+               ) -> str:
+    """`op_pages`: the ops that have an op page (/ops/<Op>/): those its trigger names are linked."""
+    from kb.site.ops import trigger_ops
+
     m = entry.meta
     statuses = st.checks()
     front = {"title": f"{m.id} · {m.title}", "description": m.title, "kb_id": m.id, "search": {"boost": PAGE_BOOST}}
@@ -156,6 +160,7 @@ def entry_page(entry: Entry, st: EntryStatus, messages: dict | None = None) -> s
         body=Markup(entry.body.strip()),  # the entry's own Markdown, written by us
         signatures=[_signature(sig, statuses, messages) for sig in m.signatures],
         patterns=[{"pattern": p, "svg": svg.draw(p)} for p in m.trigger],
+        op_links=[op for op in trigger_ops(entry) if op in op_pages],
         workarounds=_workarounds(entry, statuses),
         record=st.newest_record,
         env=_environment(st),
