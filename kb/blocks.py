@@ -1,7 +1,8 @@
 """Model blocks that several reproducers share, written once. An entry imports them from its repro.py; a
 change here exports again every entry that imports this module (kb.artifacts keys on it).
 
-- the helpers every reproducer wants: `seeded` weights, `randn` inputs, `Fn` (one function as a module);
+- the helpers every reproducer wants: `seeded` weights, `like` (another model on the same weights), `randn`
+  inputs, `Fn` (one function as a module);
 - the fp16-range family (KB075 ncnn Vulkan, KB076 ncnn on ARM, KB077 MNN precision low), whose models are the
   same and whose engines differ."""
 
@@ -15,6 +16,14 @@ def seeded(make, *args, seed=0, **kw):
     """`make(*args, **kw)` with torch's generator reset to `seed` first: the same weights whatever was built before."""
     torch.manual_seed(seed)
     return make(*args, **kw)
+
+
+def like(model, make, *args, seed=0, **kw):
+    """`seeded(make, ...)` with `model`'s weights: a workaround's model, the same function written another way,
+    judged on the same weights."""
+    other = seeded(make, *args, seed=seed, **kw)
+    other.load_state_dict(model.state_dict())
+    return other
 
 
 def randn(*shape, seed=1):

@@ -4,7 +4,7 @@ an undilated window, so the output has another shape than torch's (and other val
 import torch
 from torch import nn
 
-from kb.blocks import seeded
+from kb.blocks import like, seeded
 from kb.export import Case
 
 
@@ -47,8 +47,7 @@ def cases():
     x = image()
     model = seeded(Net)
     yield Case("maxpool-dilated", model, (x,), ["x"], ["y"], opset=18, dynamo=True)
-    slices = seeded(Slices)
-    slices.load_state_dict(model.state_dict())
+    slices = like(model, Slices)
     yield Case("maxpool-slices", slices, (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False,
                rewrites="maxpool-dilated")
     # Control: the same pool without dilation.

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import like, seeded
 from kb.export import Case
 
 
@@ -37,49 +38,43 @@ def volume(seed=1, shape=(7, 9, 9)):
     return torch.randn(1, 3, *shape)
 
 
-def net(seed=0, **kw):
-    torch.manual_seed(seed)
-    return Net(**kw)
-
-
 def cases():
     x = volume()
-    avg = net()
+    avg = seeded(Net)
     yield Case("avgpool3d-padded", avg, (x,), ["x"], ["y"], opset=18, dynamo=True)
-    zero_pad = net(rewrite="zero-pad")
-    zero_pad.load_state_dict(avg.state_dict())
+    zero_pad = like(avg, Net, rewrite="zero-pad")
     yield Case("avgpool3d-zero-pad", zero_pad, (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False,
                rewrites="avgpool3d-padded")
-    ceil = net(kind="max", kernel=2, stride=2, padding=0, ceil_mode=True)
+    ceil = seeded(Net, kind="max", kernel=2, stride=2, padding=0, ceil_mode=True)
     yield Case("maxpool3d-ceil", ceil, (x,), ["x"], ["y"], opset=18, dynamo=True)
-    edge_pad = net(kind="max", kernel=2, stride=2, padding=0, ceil_mode=True, rewrite="edge-pad")
-    edge_pad.load_state_dict(ceil.state_dict())
+    edge_pad = like(ceil, Net, kind="max", kernel=2, stride=2, padding=0, ceil_mode=True, rewrite="edge-pad")
     yield Case("maxpool3d-edge-pad", edge_pad, (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False,
                rewrites="maxpool3d-ceil")
     # Control: the same AvgPool3d without padding.
-    yield Case("avgpool3d-unpadded", net(padding=0), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
+    yield Case("avgpool3d-unpadded", seeded(Net, padding=0), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
 
 
 def variants():
     x = volume()
-    yield Case("avg-k3-s1-p1", net(seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("avg-exclude-pad", net(seed=3, count_include_pad=False), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("avg-k3-s2-p1", net(seed=3, stride=2), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("avg-k2-s2-p1", net(seed=3, kernel=2, stride=2), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("avg-opset17", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=True)
-    yield Case("avg-torchscript", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
-    yield Case("avg-onnxsim", net(seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
-    yield Case("max-ceil", net(seed=3, kind="max", kernel=2, stride=2, padding=0, ceil_mode=True), (x,), ["x"],
+    yield Case("avg-k3-s1-p1", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("avg-exclude-pad", seeded(Net, seed=3, count_include_pad=False),
+               (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("avg-k3-s2-p1", seeded(Net, seed=3, stride=2), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("avg-k2-s2-p1", seeded(Net, seed=3, kernel=2, stride=2), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("avg-opset17", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=True)
+    yield Case("avg-torchscript", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False)
+    yield Case("avg-onnxsim", seeded(Net, seed=3), (x,), ["x"], ["y"], opset=17, dynamo=False, simplify=True)
+    yield Case("max-ceil", seeded(Net, seed=3, kind="max", kernel=2, stride=2, padding=0, ceil_mode=True), (x,), ["x"],
                ["y"], opset=18, dynamo=True)
-    yield Case("max-ceil-k3-s2", net(seed=3, kind="max", kernel=3, stride=2, padding=0, ceil_mode=True),
+    yield Case("max-ceil-k3-s2", seeded(Net, seed=3, kind="max", kernel=3, stride=2, padding=0, ceil_mode=True),
                (volume(shape=(8, 10, 10)),), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("max-ceil-torchscript", net(seed=3, kind="max", kernel=2, stride=2, padding=0, ceil_mode=True),
+    yield Case("max-ceil-torchscript", seeded(Net, seed=3, kind="max", kernel=2, stride=2, padding=0, ceil_mode=True),
                (x,), ["x"], ["y"], opset=17, dynamo=False)
-    yield Case("avg-ceil", net(seed=3, kernel=2, stride=2, padding=0, ceil_mode=True), (x,), ["x"], ["y"],
+    yield Case("avg-ceil", seeded(Net, seed=3, kernel=2, stride=2, padding=0, ceil_mode=True), (x,), ["x"], ["y"],
                opset=18, dynamo=True)
     # Near misses: an unpadded AvgPool3d, a padded MaxPool3d, a MaxPool3d without ceil_mode.
-    yield Case("avg-unpadded-near-miss", net(seed=3, kernel=2, stride=2, padding=0), (x,), ["x"], ["y"], opset=18,
-               dynamo=True)
-    yield Case("max-padded-near-miss", net(seed=3, kind="max"), (x,), ["x"], ["y"], opset=18, dynamo=True)
-    yield Case("max-floor-near-miss", net(seed=3, kind="max", kernel=2, stride=2, padding=0), (x,), ["x"], ["y"],
+    yield Case("avg-unpadded-near-miss", seeded(Net, seed=3, kernel=2, stride=2, padding=0), (x,), ["x"], ["y"],
                opset=18, dynamo=True)
+    yield Case("max-padded-near-miss", seeded(Net, seed=3, kind="max"), (x,), ["x"], ["y"], opset=18, dynamo=True)
+    yield Case("max-floor-near-miss", seeded(Net, seed=3, kind="max", kernel=2, stride=2, padding=0), (x,),
+               ["x"], ["y"], opset=18, dynamo=True)
