@@ -2,10 +2,10 @@
 but takes the value only from the old `value` attribute (so always 0), and leaves the constant_value input in
 the graph as a second bottom blob of ncnn's Padding layer."""
 
-import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import randn, seeded
 from kb.export import Case
 
 IO = dict(input_names=["in0"], output_names=["out0"])
@@ -65,42 +65,37 @@ class ConvPadding(PadThenConv):
         return self.conv(x)
 
 
-def model(cls=PadThenConv, seed=0, **kw):
-    torch.manual_seed(seed)
-    return cls(**kw)
-
-
-def image(seed=1, shape=(1, 3, 10, 10)):
-    torch.manual_seed(seed)
-    return torch.randn(*shape)
-
-
 def cases():
-    x = image()
-    yield Case("pad-value", model(), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
+    x = randn(1, 3, 10, 10)
+    yield Case("pad-value", seeded(PadThenConv), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
     # Workaround: the same module exported at opset 10, where the value is still an attribute of Pad.
-    yield Case("pad-value-opset10", model(), (x,), opset=10, dynamo=False, trigger=False, rewrites="pad-value", **IO)
-    yield Case("conv-padding", model(ConvPadding), (x,), opset=18, dynamo=True, export_kwargs=INLINE, trigger=False,
+    yield Case("pad-value-opset10", seeded(PadThenConv), (x,), opset=10, dynamo=False, trigger=False,
+               rewrites="pad-value", **IO)
+    yield Case("conv-padding", seeded(ConvPadding), (x,), opset=18, dynamo=True, export_kwargs=INLINE, trigger=False,
                **IO)
 
 
 def variants():
-    x = image(2)
-    yield Case("dynamo-opset18", model(seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
-    yield Case("dynamo-opset20", model(seed=3), (x,), opset=20, dynamo=True, export_kwargs=INLINE, **IO)
-    yield Case("torchscript-opset13-onnxsim", model(seed=3), (x,), opset=13, dynamo=False, simplify=True, **IO)
-    yield Case("torchscript-opset11-onnxsim", model(seed=3), (x,), opset=11, dynamo=False, simplify=True, **IO)
+    x = randn(1, 3, 10, 10, seed=2)
+    yield Case("dynamo-opset18", seeded(PadThenConv, seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
+    yield Case("dynamo-opset20", seeded(PadThenConv, seed=3), (x,), opset=20, dynamo=True, export_kwargs=INLINE, **IO)
+    yield Case("torchscript-opset13-onnxsim", seeded(PadThenConv, seed=3), (x,), opset=13, dynamo=False,
+               simplify=True, **IO)
+    yield Case("torchscript-opset11-onnxsim", seeded(PadThenConv, seed=3), (x,), opset=11, dynamo=False,
+               simplify=True, **IO)
     # Near misses: a zero F.pad before a conv, which the dynamo exporter's optimizer and onnxsim fold into the
     # Conv's pads (no Pad node is left); reflect and edge padding (no constant value input); opset 10.
-    yield Case("zero-pad-fused-near-miss", model(seed=3, value=0.0), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
-    yield Case("zero-pad-onnxsim-fused-near-miss", model(seed=3, value=0.0), (x,), opset=13, dynamo=False, simplify=True, **IO)
-    yield Case("neg-inf-maxpool", model(PadMaxPool, seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
-    yield Case("zero-pad-avgpool", model(ZeroPadPool, seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE,
-               **IO)
-    yield Case("pad1d", model(Pad1d, seed=3), (image(2, (1, 3, 12)),), opset=18, dynamo=True, export_kwargs=INLINE,
-               **IO)
-    yield Case("reflect-near-miss", model(seed=3, mode="reflect"), (x,), opset=18, dynamo=True, export_kwargs=INLINE,
-               **IO)
-    yield Case("replicate-near-miss", model(seed=3, mode="replicate"), (x,), opset=18, dynamo=True,
+    yield Case("zero-pad-fused-near-miss", seeded(PadThenConv, seed=3, value=0.0), (x,), opset=18, dynamo=True,
                export_kwargs=INLINE, **IO)
-    yield Case("opset10-near-miss", model(seed=3), (x,), opset=10, dynamo=False, **IO)
+    yield Case("zero-pad-onnxsim-fused-near-miss", seeded(PadThenConv, seed=3, value=0.0), (x,), opset=13,
+               dynamo=False, simplify=True, **IO)
+    yield Case("neg-inf-maxpool", seeded(PadMaxPool, seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
+    yield Case("zero-pad-avgpool", seeded(ZeroPadPool, seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE,
+               **IO)
+    yield Case("pad1d", seeded(Pad1d, seed=3), (randn(1, 3, 12, seed=2),), opset=18, dynamo=True, export_kwargs=INLINE,
+               **IO)
+    yield Case("reflect-near-miss", seeded(PadThenConv, seed=3, mode="reflect"), (x,), opset=18, dynamo=True,
+               export_kwargs=INLINE, **IO)
+    yield Case("replicate-near-miss", seeded(PadThenConv, seed=3, mode="replicate"), (x,), opset=18, dynamo=True,
+               export_kwargs=INLINE, **IO)
+    yield Case("opset10-near-miss", seeded(PadThenConv, seed=3), (x,), opset=10, dynamo=False, **IO)

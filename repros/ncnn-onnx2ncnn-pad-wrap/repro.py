@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import randn, seeded
 from kb.export import Case
 
 IO = dict(input_names=["in0"], output_names=["out0"])
@@ -51,47 +52,37 @@ class Circular1d(nn.Module):
         return self.conv(x)
 
 
-def model(cls=PadCircular, seed=0, **kw):
-    torch.manual_seed(seed)
-    return cls(**kw)
-
-
-def image(seed=1, shape=(1, 3, 10, 10)):
-    torch.manual_seed(seed)
-    return torch.randn(*shape)
-
-
 def cases():
-    x = image()
-    yield Case("pad-circular", model(), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
+    x = randn(1, 3, 10, 10)
+    yield Case("pad-circular", seeded(PadCircular), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
     # Workarounds, the same weights and input: the wrap written with slices and cat; the TorchScript exporter.
-    yield Case("pad-by-cat", model(by_cat=True), (x,), opset=18, dynamo=True, export_kwargs=INLINE, trigger=False,
+    yield Case("pad-by-cat", seeded(PadCircular, by_cat=True), (x,), opset=18, dynamo=True, export_kwargs=INLINE,
+               trigger=False, rewrites="pad-circular", **IO)
+    yield Case("pad-circular-torchscript", seeded(PadCircular), (x,), opset=13, dynamo=False, trigger=False,
                rewrites="pad-circular", **IO)
-    yield Case("pad-circular-torchscript", model(), (x,), opset=13, dynamo=False, trigger=False,
-               rewrites="pad-circular", **IO)
-    yield Case("pad-reflect", model(CircularConv, mode="reflect"), (x,), opset=18, dynamo=True, export_kwargs=INLINE,
+    yield Case("pad-reflect", seeded(CircularConv, mode="reflect"), (x,), opset=18, dynamo=True, export_kwargs=INLINE,
                trigger=False, **IO)
 
 
 def variants():
-    x = image(2)
-    yield Case("conv-padding-mode", model(CircularConv, seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE,
+    x = randn(1, 3, 10, 10, seed=2)
+    yield Case("conv-padding-mode", seeded(CircularConv, seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE,
                **IO)
-    yield Case("conv-padding-mode-opset20", model(CircularConv, seed=3), (x,), opset=20, dynamo=True,
+    yield Case("conv-padding-mode-opset20", seeded(CircularConv, seed=3), (x,), opset=20, dynamo=True,
                export_kwargs=INLINE, **IO)
-    yield Case("conv-padding-mode-onnxsim", model(CircularConv, seed=3), (x,), opset=18, dynamo=True,
+    yield Case("conv-padding-mode-onnxsim", seeded(CircularConv, seed=3), (x,), opset=18, dynamo=True,
                export_kwargs=INLINE, simplify=True, **IO)
-    yield Case("conv-padding-2", model(CircularConv, seed=3, pad=2), (x,), opset=18, dynamo=True,
+    yield Case("conv-padding-2", seeded(CircularConv, seed=3, pad=2), (x,), opset=18, dynamo=True,
                export_kwargs=INLINE, **IO)
-    yield Case("f-pad", model(seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
-    yield Case("f-pad-width-only", model(seed=3, pads=(2, 2, 0, 0)), (x,), opset=18, dynamo=True,
+    yield Case("f-pad", seeded(PadCircular, seed=3), (x,), opset=18, dynamo=True, export_kwargs=INLINE, **IO)
+    yield Case("f-pad-width-only", seeded(PadCircular, seed=3, pads=(2, 2, 0, 0)), (x,), opset=18, dynamo=True,
                export_kwargs=INLINE, **IO)
-    yield Case("conv1d", model(Circular1d, seed=3), (image(2, (1, 3, 16)),), opset=18, dynamo=True,
+    yield Case("conv1d", seeded(Circular1d, seed=3), (randn(1, 3, 16, seed=2),), opset=18, dynamo=True,
                export_kwargs=INLINE, **IO)
     # Near misses: reflect and replicate padding modes, and zeros.
-    yield Case("reflect-near-miss", model(CircularConv, seed=3, mode="reflect"), (x,), opset=18, dynamo=True,
+    yield Case("reflect-near-miss", seeded(CircularConv, seed=3, mode="reflect"), (x,), opset=18, dynamo=True,
                export_kwargs=INLINE, **IO)
-    yield Case("replicate-near-miss", model(CircularConv, seed=3, mode="replicate"), (x,), opset=18, dynamo=True,
+    yield Case("replicate-near-miss", seeded(CircularConv, seed=3, mode="replicate"), (x,), opset=18, dynamo=True,
                export_kwargs=INLINE, **IO)
-    yield Case("zeros-near-miss", model(CircularConv, seed=3, mode="zeros"), (x,), opset=18, dynamo=True,
+    yield Case("zeros-near-miss", seeded(CircularConv, seed=3, mode="zeros"), (x,), opset=18, dynamo=True,
                export_kwargs=INLINE, **IO)
