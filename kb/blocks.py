@@ -13,7 +13,9 @@ from kb.export import Case
 
 
 def seeded(make, *args, seed=0, **kw):
-    """`make(*args, **kw)` with torch's generator reset to `seed` first: the same weights whatever was built before."""
+    """`make(*args, **kw)` with torch's generator reset to `seed` first: the same weights whatever was built before.
+    The arguments are built before the seed is set: a layer passed in is not seeded (`seeded(lambda: ConvThen(
+    nn.Conv2d(3, 8, 1), f))` seeds it)."""
     torch.manual_seed(seed)
     return make(*args, **kw)
 
