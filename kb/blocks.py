@@ -46,11 +46,12 @@ class Fn(nn.Module):
 
 
 class Fc(nn.Module):
-    """One nn.Linear as the whole model (its weights named fc.*)."""
+    """One nn.Linear as the whole model (its weights named fc.*): a new one, or `fc` shared with another model
+    (a workaround that applies the same layer another way)."""
 
-    def __init__(self, n_in, n_out):
+    def __init__(self, n_in, n_out=None, fc=None):
         super().__init__()
-        self.fc = nn.Linear(n_in, n_out)
+        self.fc = fc if fc is not None else nn.Linear(n_in, n_out)
 
     def forward(self, x):
         return self.fc(x)

@@ -77,6 +77,15 @@ class NCNN(Engine):
                     produces=[out])
         return Outputs.load(case, out, f"ncnn {self.version()}{where}")
 
+    def feed(self, param: Path, bin: Path, case: str, how: str, shown: str) -> Outputs:
+        """A hand-written feed: the entry's own `test_checks:feed(param, bin, inputs, out, how)`, run in a child,
+        for a check about how a program hands its data to ncnn (what `run` does right)."""
+        out = self.s.path(f"{case}-{how}.npz")
+        self.s.step(child.run_function(f"ncnn feed {how}", "test_checks:feed", cwd=self.s.entry.dir, param=str(param),
+                                       bin=str(bin), inputs=str(self.s.artifacts.inputs(case)), out=str(out), how=how,
+                                       shown=shown), produces=[out])
+        return Outputs.load(case, out, f"ncnn {self.version()}")
+
     def write_param(self, name: str, text: str) -> Path:
         """A hand-written .param (weightless layers only), e.g. what a converter is known to emit."""
         path = self.s.path(name)

@@ -7,7 +7,7 @@ axis, a per-row nn.Linear) works on the wrong layout."""
 import torch
 from torch import nn
 
-from kb.blocks import Fn, randn, seeded
+from kb.blocks import Fc, Fn, randn, seeded
 from kb.export import Case
 
 N, C = 6, 8  # tokens, channels
@@ -51,17 +51,6 @@ class ConvRows(nn.Module):
         return torch.flatten(self.conv(x), 0, 2)
 
 
-class Linear3d(nn.Module):
-    """The workaround for a per-token layer: the same nn.Linear on the (1, N, C) tokens, not flattened."""
-
-    def __init__(self, fc):
-        super().__init__()
-        self.fc = fc
-
-    def forward(self, x):
-        return self.fc(x)
-
-
 class FlattenAll(nn.Module):
     """Near miss: torch.flatten(x) from axis 0 to the end: Reshape(-1), not Flatten."""
 
@@ -78,7 +67,7 @@ def cases():
     tl = seeded(TokensLinear)
     yield Case("tokens-linear", tl, tokens(), opset=13, torchscript=True, **TS)
     # Workaround, fed the same tensor: the same nn.Linear on the unflattened (1, N, C) tokens.
-    yield Case("linear-3d", Linear3d(tl.fc), tokens(), opset=13, trigger=False, rewrites="tokens-linear", **TS)
+    yield Case("linear-3d", Fc(None, fc=tl.fc), tokens(), opset=13, trigger=False, rewrites="tokens-linear", **TS)
     # Control on the same path: nn.Flatten() (start_dim=1) on a 4-D map: Flatten(axis=1).
     yield Case("flatten-axis1", nn.Flatten(), (randn(1, 3, 4, 5, seed=2),), opset=13, trigger=False, **TS)
 

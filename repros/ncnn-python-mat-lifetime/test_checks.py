@@ -1,6 +1,4 @@
 from kb.checks import Checks
-from kb.child import run_function
-from kb.compare import Outputs
 
 checks = Checks(__file__)
 
@@ -49,15 +47,10 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
     print(f"ncnn {how}: output {list(np.array(got).shape)} from an input of {list(x.shape)}")
 
 
-def via_python(s, case: str, how: str) -> Outputs:
+def via_python(s, case: str, how: str):
     """pnnx converts the traced model; a child process then runs ncnn's Python API as `feed(how)` does."""
     param, bin = s.pnnx.convert(s.artifacts.torchscript(case), case)
-    out = s.path(f"{case}-{how}.npz")
-    s.step(run_function(f"ncnn feed {how}", "test_checks:feed", cwd=s.entry.dir, param=str(param), bin=str(bin),
-                        inputs=str(s.artifacts.inputs(case)), out=str(out), how=how,
-                        shown=f"ncnn.Mat(...) fed as {how!r}, then extract('out0')"),
-           produces=[out])
-    return Outputs.load(case, out, f"ncnn {s.ncnn.version()}")
+    return s.ncnn.feed(param, bin, case, how, shown=f"ncnn.Mat(...) fed as {how!r}, then extract('out0')")
 
 
 # atol 1e-3 throughout: pnnx writes the weights as fp16 by default, 4.3e-4 from torch when fed right.

@@ -1,6 +1,4 @@
 from kb.checks import Checks
-from kb.child import run_function
-from kb.compare import Outputs
 
 checks = Checks(__file__)
 
@@ -46,15 +44,10 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
     print(f"ncnn {how}: output {list(y.shape)} from an input of {list(x.shape)}")
 
 
-def fed(s, case: str, how: str) -> Outputs:
+def fed(s, case: str, how: str):
     """onnx2ncnn converts the case; a child process then runs ncnn's Python API as `feed(how)` does."""
     param, bin = s.onnx2ncnn.convert(s.artifacts.onnx(case))
-    out = s.path(f"{case}-{how}.npz")
-    s.step(run_function(f"ncnn feed {how}", "test_checks:feed", cwd=s.entry.dir, param=str(param), bin=str(bin),
-                        inputs=str(s.artifacts.inputs(case)), out=str(out), how=how,
-                        shown=f"ncnn.Mat(...) fed {how!r}, then extract('out0')"),
-           produces=[out])
-    return Outputs.load(case, out, f"ncnn {s.ncnn.version()}")
+    return s.ncnn.feed(param, bin, case, how, shown=f"ncnn.Mat(...) fed {how!r}, then extract('out0')")
 
 
 @checks.workaround("ncnn", "one-at-a-time", needs=["onnx2ncnn"])
