@@ -73,7 +73,7 @@ def test_explain_real_logs():
 
 def test_coverage():
     out = bench("coverage/coverage.py")
-    figures(out, r"^== draw ", r"^\s+all\s+\d+/\d+\s+=\s+\d+\.\d%")
+    figures(out, r"^== draw ", r"^\s+all\s+all\s+\d+/\d+\s+\d+%")
 
 
 def test_corpus_speed_and_bare_entry(fixture_entry):
