@@ -308,15 +308,6 @@ def test_a_case_the_exporter_refuses_fails_its_own_checks_and_the_others_run(fix
     assert _run(folder, "convert").verdict == "reproduces"  # the other case exported and is judged as ever
 
 
-def test_a_variant_named_as_a_case_is_refused_by_name(fixture_entry):
-    folder = fixture_entry(BUG)
-    with open(folder / "repro.py", "a", encoding="utf-8") as f:
-        f.write('\n\ndef variants():\n    x = torch.randn(1, 4, 5, 5)\n'
-                '    yield Case("standard-ops", Net(False), (x,), ["x"], ["y"], opset=13, dynamo=False)\n')
-    rec = _run(folder, "standard-ops")
-    assert rec.verdict == "error" and "two cases are named 'standard-ops'" in rec.detail
-
-
 def test_a_rewrite_fed_other_inputs_cannot_be_exported(fixture_entry):
     folder = fixture_entry(BUG)
     edit(folder / "repro.py", 'yield Case("standard-ops", Net(False), (x,)', 'yield Case("standard-ops", Net(False), (x + 1,)')
