@@ -34,6 +34,7 @@ import numpy as np
 
 from kb import child
 from kb.errors import KBError
+from kb.export import save_onnx
 from kb.match import codes
 
 if TYPE_CHECKING:
@@ -602,13 +603,6 @@ def make_inputs(g: Graph, given: str | None, seed: int = 0) -> tuple[dict[str, n
     return out, notes
 
 
-def _save_model(model: onnx.ModelProto, path: Path, outside: set[str] = frozenset()) -> Path:
-    """Save a cut of the user's model; the initializers the user's file keeps in external data stay there."""
-    from kb.export import save_onnx
-
-    return save_onnx(model, path, outside)
-
-
 def reference(g: Graph, feed: Path, work: Path, say: Say, timeout: float) -> tuple[dict[str, np.ndarray], str]:
     """onnxruntime's value of every tensor a node of the main graph writes (Constants aside); or nothing, and
     why (a custom op): a failing engine can still be bisected then, but no value compared."""
@@ -619,7 +613,7 @@ def reference(g: Graph, feed: Path, work: Path, say: Say, timeout: float) -> tup
     have = set(g.outputs)
     wanted = [t for i, n in enumerate(g.nodes) if n.op_type != "Constant" for t in n.output if t and t not in have]
     m.graph.output.extend(onnx.ValueInfoProto(name=t) for t in wanted)
-    src = _save_model(m, work / "reference.onnx")
+    src = save_onnx(m, work / "reference.onnx")
     out = work / "reference.npz"
     say("onnxruntime: every intermediate tensor")
     names = list(dict.fromkeys([*g.outputs, *wanted]))
@@ -910,7 +904,7 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
             notes.append(f"onnx.utils.Extractor could not cut at {g.names[last]}: {type(e).__name__}: {e}")
             tried[k] = None
             return False
-        path = _save_model(sub, work / f"prefix-{k + 1}.onnx", g.outside)
+        path = save_onnx(sub, work / f"prefix-{k + 1}.onnx", g.outside)
         sg = Graph.of(sub, path)
         runner.say = lambda step: say(f"{where}: {step}")
         try:

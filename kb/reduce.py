@@ -37,6 +37,7 @@ import numpy as np
 
 from kb import locate as L
 from kb.errors import KBError
+from kb.export import save_onnx
 from kb.match import codes
 
 if TYPE_CHECKING:
@@ -308,7 +309,7 @@ class Reducer:
         self.tries += 1
         # a candidate never waits much past the budget (a hang would otherwise take the whole step timeout)
         self.runner.timeout = min(self.timeout, max(10.0, self.deadline - time.monotonic()))
-        path = L._save_model(model, self.work / f"cand{self.tries}.onnx", self.outside)
+        path = save_onnx(model, self.work / f"cand{self.tries}.onnx", self.outside)
         feed = self.work / f"cand{self.tries}.inputs.npz"
         np.savez(feed, **feed_arrays)
         g = L.Graph.of(model, path)
@@ -489,7 +490,7 @@ def save(red: Reduced, out: Path, outside: set[str] = frozenset()) -> dict[str, 
     files = {"model": out, "inputs": Path(f"{stem}.inputs.npz"), "expected": Path(f"{stem}.expected.npz"),
              "report": Path(f"{stem}.json")}
     out.parent.mkdir(parents=True, exist_ok=True)
-    L._save_model(o.model, out, outside)
+    save_onnx(o.model, out, outside)
     if out.with_name(out.name + ".data").is_file():
         files["data"] = out.with_name(out.name + ".data")
     np.savez(files["inputs"], **o.arrays)
