@@ -10,7 +10,9 @@ reads as the cases that moved.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
+import pickle
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +21,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from kb import paths
+from kb.entries import write_whole
 from kb.errors import KBError
 from kb.verdicts import Outcome, Verdict
 from kb.versions import sort_versions, version_key
@@ -100,8 +104,24 @@ def load(file: Path, engine: str | None = None) -> Table:
     engine = engine or file.stem
     if not file.is_file():
         return Table(engine, {}, {})
+    text = file.read_text(encoding="utf-8")
+    # Parsed once per content (a ledger is megabytes of YAML: kb explain and the site read all three)
+    kept = paths.state("cache") / "conformance" / f"{hashlib.sha256(_CODE + text.encode()).hexdigest()[:32]}.pickle"
     try:
-        raw = yaml.load(file.read_text(encoding="utf-8"), Loader=_Loader) or {}
+        return pickle.loads(kept.read_bytes())
+    except Exception:  # noqa: BLE001 -- absent, torn or from another version: parse again
+        pass
+    table = _parse(file, text)
+    write_whole(kept, pickle.dumps(table))
+    return table
+
+
+_CODE = Path(__file__).read_bytes()
+
+
+def _parse(file: Path, text: str) -> Table:
+    try:
+        raw = yaml.load(text, Loader=_Loader) or {}
         ledger = Ledger.model_validate(raw)
         table = Table(ledger.engine, {}, {})
         for case, cr in ledger.cases.items():
