@@ -27,7 +27,12 @@ def main():
     args = ap.parse_args()
     sample = [a for c in args.case for a in ("--case", c)] or (["--shard", f"1/{args.every}"] if args.every > 1 else [])
     print(f"sample: {' '.join(sample) or 'every case'}")
+    from kb.engines import missing
+
     for engine in args.engines:
+        if why := missing(engine) or (missing("ncnn") if engine != "mnn" else None):  # as kb conform refuses it
+            print(f"{engine}: not measured: {why.splitlines()[0][:120]}")
+            continue
         start = time.monotonic()
         p = subprocess.run([sys.executable, "-m", "kb", "conform", "--engine", engine, "--json", *sample],
                            cwd=ROOT, env={**os.environ}, capture_output=True, text=True, check=False)
