@@ -3,24 +3,16 @@
 import torch
 from torch import nn
 
+from kb.blocks import ConvThen
 from kb.export import Case
-
-
-class ConvReLU(nn.Module):
-    """Any model will do: the hazard is in how the input is handed to ncnn, not in the graph."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 8, 3, padding=1)
-
-    def forward(self, x):
-        return torch.relu(self.conv(x))
 
 
 def case(name, **kw):
     torch.manual_seed(0)
+    # Any model will do: the hazard is in how the input is handed to ncnn, not in the graph.
+    model = ConvThen(nn.Conv2d(3, 8, 3, padding=1), torch.relu)
     # No ONNX graph pattern is involved (no trigger); pnnx converts the traced model (torchscript=True).
-    return Case(name, ConvReLU(), (torch.randn(1, 3, 16, 16),), ["in0"], ["out0"], opset=17, dynamo=False,
+    return Case(name, model, (torch.randn(1, 3, 16, 16),), ["in0"], ["out0"], opset=17, dynamo=False,
                 torchscript=True, **kw)
 
 

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 
@@ -49,11 +50,6 @@ class Up2d(nn.Module):
 
     def forward(self, x):
         return F.interpolate(self.conv(x), scale_factor=2, mode="bilinear")
-
-
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
 
 
 TRILINEAR = dict(scale_factor=2, mode="trilinear")

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 
@@ -37,11 +38,6 @@ class DownByConv(nn.Module):
 
     def forward(self, x):
         return self.blur(self.conv(x)) * self.inv_norm
-
-
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
 
 
 AA = dict(scale_factor=0.5, mode="bilinear", antialias=True)

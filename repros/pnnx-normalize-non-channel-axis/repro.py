@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 
@@ -64,11 +65,6 @@ class LinearTokens(nn.Module):
 
     def forward(self, x):
         return F.normalize(self.proj(x), dim=-1)
-
-
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
 
 
 def cases():

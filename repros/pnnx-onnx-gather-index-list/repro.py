@@ -5,6 +5,7 @@ writes take one channel, so ncnn returns an (8, 8) map where torch gives (3, 8, 
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 IDX = [0, 2, 5]
@@ -34,11 +35,6 @@ class Pick(nn.Module):
         if self.how == "cat":
             return torch.cat([y[(slice(None),) * self.dim + (slice(i, i + 1),)] for i in self.list], self.dim)
         return torch.index_select(y, self.dim, self.idx)
-
-
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
 
 
 def cases():

@@ -5,6 +5,7 @@ load, or one that gives wrong values."""
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 DIM, WIN = 8, 4  # channels, window size: an 8x8 map has four 4x4 windows
@@ -118,11 +119,6 @@ class ChannelShuffle(nn.Module):
         y = self.conv(x)
         B, C, H, W = y.shape
         return y.view(B, 2, C // 2, H, W).transpose(1, 2).reshape(B, C, H, W)
-
-
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
 
 
 def same_weights(make, original):

@@ -6,6 +6,7 @@ dims converts (a Slice and Concat per dim)."""
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 
@@ -60,11 +61,6 @@ class RollConv(nn.Module):
 
     def forward(self, x):
         return torch.roll(self.conv(x), self.shifts, self.dims)
-
-
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
 
 
 def cases():

@@ -4,6 +4,7 @@ it a batch axis. pnnx prints "... along batch axis 0 is not supported" and write
 import torch
 from torch import nn
 
+from kb.blocks import seeded
 from kb.export import Case
 
 
@@ -68,11 +69,6 @@ class InputIndex(nn.Module):
 
     def forward(self, x):
         return x[0] * 2
-
-
-def seeded(make, seed=0):
-    torch.manual_seed(seed)
-    return make()
 
 
 def cases():
