@@ -34,6 +34,8 @@ sys.path.insert(0, str(ROOT / "bench" / "arch"))
 import export  # noqa: E402
 import label  # noqa: E402
 
+from kb.logs import error_line  # noqa: E402
+
 SHOWN = 40  # files listed per entry and kind of error
 
 
@@ -408,8 +410,7 @@ def _first_error(ev: dict) -> str:
     if ev["outcome"] in ("mismatch", "nan"):
         return "outputs differ" if ev["outcome"] == "mismatch" else "NaN outputs"
     lines = [ln for ln in ev.get("excerpt", "").splitlines() if ln and not ln.startswith(("$", "["))]
-    err = next((ln for ln in lines if label.ERRORISH.search(ln)), lines[-1] if lines else "")
-    return re.sub(r"\d+", "N", err.strip())
+    return re.sub(r"\d+", "N", error_line("\n".join(lines)))
 
 
 if __name__ == "__main__":

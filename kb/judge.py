@@ -7,14 +7,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kb.child import StepResult
+from kb.logs import ERRORISH, error_line as _line, steady
 from kb.schema import EntryMeta, Signature
 from kb.verdicts import CheckKind, Verdict as V
 
-if TYPE_CHECKING:  # numpy's import is half of a `kb explain`'s start-up, and ERRORISH is all explain needs here
+if TYPE_CHECKING:
     from kb.compare import Comparison
 
-ERRORISH = re.compile(r"error|not support|exception|fail|abort|segmentation|can't|cannot|not exist|nan\b",
-                      re.IGNORECASE)
 EXCERPT_CHARS = 4000
 
 
@@ -96,22 +95,13 @@ def _failure(ev: Evidence) -> str:
     return "the check produced no outputs to compare"
 
 
-_VOLATILE = [
-    (re.compile(r"\[\d\d:\d\d:\d\d\]\s*(:\d+:)?\s*"), ""),  # MNN's log timestamps
-    (re.compile(r"(/[\w.+-]+)+/"), ""),  # directories
-    (re.compile(r"0x[0-9a-f]+"), "0x?"),
-]
-
-
 def fingerprint(ev: Evidence) -> str:
     """What failed and how, without timestamps or paths: equal when a run fails the same way."""
     if ev.failed is not None:
-        line = error_line(ev.failed.output)
-        for rx, sub in _VOLATILE:
-            line = rx.sub(sub, line)
+        line = steady(error_line(ev.failed.output))
         step = re.sub(r"\s.*", "", ev.failed.name)
         fate = "timed out" if ev.failed.timed_out else ev.failed.fate()
-        return f"{step}: {fate}: {line.strip()}"
+        return f"{step}: {fate}: {line}"
     if ev.comparison is not None and not ev.comparison.close:
         if ev.comparison.shape_differs:
             return "output shape differs"
@@ -120,11 +110,7 @@ def fingerprint(ev: Evidence) -> str:
 
 
 def error_line(output: str) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    for ln in lines:
-        if ERRORISH.search(ln):
-            return ln[:300]
-    return lines[-1][:300] if lines else "(no output)"
+    return _line(output) or "(no output)"
 
 
 def excerpt(ev: Evidence) -> str:

@@ -35,6 +35,7 @@ import numpy as np
 from kb import child
 from kb.errors import KBError
 from kb.export import save_onnx
+from kb.logs import error_line, steady
 from kb.match import codes
 
 if TYPE_CHECKING:
@@ -263,23 +264,10 @@ class Fate:
 # glibc's heap checks see the damage first ("malloc_consolidate(): unaligned fastbin chunk"), SIGABRT in the
 # next, or SIGBUS; the KB's crash signatures group them the same way (SIGSEGV|SIGBUS|SIGABRT).
 MEMORY = {"SIGSEGV", "SIGBUS", "SIGABRT"}
-_ERROR = re.compile(r"error|fail|not support|unsupport|not exist|abort|exception|invalid|can't|cannot|"
-                    r"segmentation|terminate|assert|unknown|illegal", re.IGNORECASE)
-_NOISE = [re.compile(p) for p in (r"^\[\d\d:\d\d:\d\d\]\s*", r"^\S+\.(?:cpp|cc|hpp|h):\d+:?\s*", r"^:\d+:\s*")]
 
 
 def first_error(output: str) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    for ln in lines:
-        if _ERROR.search(ln):
-            return _clean(ln)
-    return _clean(lines[-1]) if lines else ""
-
-
-def _clean(line: str) -> str:
-    for p in _NOISE:
-        line = p.sub("", line)
-    return line[:300]
+    return steady(error_line(output))
 
 
 def _normal(line: str) -> str:

@@ -43,6 +43,8 @@ sys.path.insert(0, str(HERE))
 import export  # noqa: E402
 from export import CACHE, File  # noqa: E402
 
+from kb.logs import ERRORISH, error_line, steady  # noqa: E402
+
 LABELS = HERE / "labels.jsonl"  # a header line, then one sorted line per file: a relabel diffs by row
 RUNS_VERSION = "3"  # bump when a pipeline changes what it runs
 FLOAT_TOL, QUANT_TOL = 0.01, 0.1
@@ -76,17 +78,6 @@ def engine_versions() -> dict[str, str]:
 
 # ------------------------------------------------------------------------------------------- evidence
 
-_VOLATILE = [
-    (re.compile(r"\x1b\[[0-9;]*m"), ""),  # ANSI colours
-    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\s*"), ""),  # onnxruntime's timestamps (in pnnx)
-    (re.compile(r"\[\d\d:\d\d:\d\d\]\s*(:\d+:)?\s*"), ""),  # MNN's timestamps
-    (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
-    (re.compile(r"\b\d+(\.\d+)? ?(ms|s|sec|seconds)\b"), "<time>"),
-]
-ERRORISH = re.compile(r"error|not support|exception|fail|abort|segmentation|can't|cannot|not exist|"
-                      r"nan\b|unsupported|invalid|mismatch", re.IGNORECASE)
-
-
 _SIGS: list[re.Pattern] | None = None
 
 
@@ -118,8 +109,7 @@ class Sanitizer:
         for d in self.dirs:
             text = text.replace(d + "/", "").replace(d, ".")
         text = re.sub(r"(?<![\w:/.])(/[\w.+-]+)+/([\w.+-]+)", r"\2", text)  # any other path: its last part
-        for rx, sub in _VOLATILE:
-            text = rx.sub(sub, text)
+        text = "\n".join(steady(ln) for ln in text.split("\n"))
         return text
 
 
@@ -233,7 +223,7 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
         reference, ref_name = Outputs.load(f.name, f.torch_ref, "torch"), "torch"
     else:
         reference, ref_name = None, None
-    ref_note = None if ort.ok else clean(ort.fate() + ": " + _last_error(ort.output))
+    ref_note = None if ort.ok else clean(ort.fate() + ": " + error_line(ort.output, last=True))
     tol = QUANT_TOL if f.quantized else FLOAT_TOL
 
     def judge(p: Pipeline, got_npz: Path, engine: str, range_tol: float) -> dict:
@@ -398,11 +388,6 @@ def _ncnn_run(param: Path, bin_: Path, f: File, out: Path, blobs_in: list[str], 
     return run_function("ncnn run", "kb.workers.ncnn:run", param=str(param), bin=str(bin_), feed=str(feed or f.inputs),
                         out=str(out), batch=batch, blobs_in=blobs_in, blobs_out=dict(zip(blobs_out, f.outputs)),
                         shown=f"ncnn run {param.name}", timeout=120)
-
-
-def _last_error(output: str) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    return next((ln for ln in reversed(lines) if ERRORISH.search(ln)), lines[-1] if lines else "")[:300]
 
 
 # ---------------------------------------------------------------------------------------- all files

@@ -106,7 +106,7 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
     without any known line describes in words best, where its words rank it above every entry;
     `ruled_out`, the entries whose lines the log shows but which it refutes (`Explained.refuted` says why),
     left out of the ranking."""
-    from kb.judge import ERRORISH
+    from kb.logs import ERRORISH
 
     messages = message_index.load_all() if messages is None else messages
     errorish = re.compile(ERRORISH.pattern)  # searched in lowercased text: much faster than IGNORECASE

@@ -27,7 +27,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from kb.entries import Entry
-from kb.judge import ERRORISH
+from kb.logs import ERRORISH
 from kb.match.rules import LAYER_LINE, NCNN_LAYER_NAMES, literal_chars, op_claims
 from kb.match.words import ENGINE_WORDS, Index, named_engines, query_groups
 from kb.schema import Message
@@ -35,7 +35,7 @@ from kb.schema import Message
 ENTRY, MESSAGE = "entry", "message"
 # A word that names an engine: its name, alone or starting a tool's name (MNNConvert, mnnquant, ncnn2table,
 # pnnxparam); onnx2ncnn is not ncnn's word (the '2' before it), it is its own.
-# A line that reads like an error, as kb explain finds a log's first error (kb.judge.ERRORISH), in the part of
+# A line that reads like an error, as kb explain finds a log's first error (kb.logs.ERRORISH), in the part of
 # regex syntax both languages read alike.
 _ERRORISH = re.compile(ERRORISH.pattern, re.IGNORECASE | re.ASCII)
 _FLAGS = re.compile(r"^\(\?([ims]+)\)")

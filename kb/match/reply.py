@@ -213,7 +213,7 @@ def _message(m, text: str, ranked, from_words: bool = False) -> str:
 
 def _first_line(text: str) -> str:
     """The report's first error-like line (else its first line), as a search query."""
-    from kb.judge import ERRORISH
+    from kb.logs import ERRORISH
     from kb.match import noise
 
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
