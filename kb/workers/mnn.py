@@ -15,18 +15,28 @@ def quantize(argv: list[str]) -> None:
     _tools.mnnquant(argv)
 
 
+def _feed(path: str) -> dict:
+    """The inputs as MNN takes them: float32, and int32 for any integer input (an int64 state or index, which
+    MNN's converter stores as int32)."""
+    import numpy as np
+
+    with np.load(path) as z:
+        return {k: np.ascontiguousarray(z[k].astype(np.float32 if z[k].dtype.kind in "fb" else np.int32))
+                for k in z.files}
+
+
 def run(model: str, feed: str, out: str, outputs: list[str], precision: str = "normal") -> None:
     """precision: MNN's precision mode (normal, high, low: fp16 where the CPU has fp16 arithmetic)."""
     import MNN.expr as F
     import MNN.nn as nn
     import numpy as np
 
-    with np.load(feed) as z:
-        inputs = {k: z[k].astype(np.float32) for k in z.files}
+    inputs = _feed(feed)
     # MNN's default otherwise, with no keyword an older pymnn may lack
     mode = {} if precision == "normal" else {"precision_mode": getattr(F.PrecisionMode, precision.title())}
     net = nn.load_module_from_file(model, list(inputs), outputs, **mode)
-    xs = [F.const(a.flatten().tolist(), list(a.shape), F.NCHW) for a in inputs.values()]
+    xs = [F.const(a.flatten().tolist(), list(a.shape), F.NCHW, F.int if a.dtype == np.int32 else F.float)
+          for a in inputs.values()]
     ys = net.forward(xs)  # always a list: a single Var argument can crash MNN
     if len(ys) != len(outputs):
         raise SystemExit(f"MNN forward returned {len(ys)} outputs, expected {len(outputs)}")
@@ -39,8 +49,7 @@ def session(model: str, feed: str, out: str, outputs: list[str], precision: str 
     import MNN
     import numpy as np
 
-    with np.load(feed) as z:
-        inputs = {k: z[k].astype(np.float32) for k in z.files}
+    inputs = _feed(feed)
     net = MNN.Interpreter(model)
     sess = net.createSession({"numThread": 1, **({} if precision == "normal" else {"precision": precision})})
     for name, a in inputs.items():
@@ -48,7 +57,8 @@ def session(model: str, feed: str, out: str, outputs: list[str], precision: str 
     net.resizeSession(sess)
     for name, a in inputs.items():
         net.getSessionInput(sess, name).copyFrom(
-            MNN.Tensor(a.shape, MNN.Halide_Type_Float, a, MNN.Tensor_DimensionType_Caffe))
+            MNN.Tensor(a.shape, MNN.Halide_Type_Int if a.dtype == np.int32 else MNN.Halide_Type_Float, a,
+                       MNN.Tensor_DimensionType_Caffe))
     code = net.runSession(sess)
     print("runSession returned", code)
     if code != 0:
