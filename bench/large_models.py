@@ -75,7 +75,8 @@ def _modules():
             super().__init__()
             self.features = nn.Sequential(cba(3, 16, 3, 2, act=nn.Hardswish), *[IR(*c) for c in self.CFG],
                                           cba(160, 960, 1, act=nn.Hardswish))
-            self.classifier = nn.Sequential(nn.Linear(960, 1280), nn.Hardswish(), nn.Dropout(0.2), nn.Linear(1280, 1000))
+            self.classifier = nn.Sequential(nn.Linear(960, 1280), nn.Hardswish(), nn.Dropout(0.2),
+                                            nn.Linear(1280, 1000))
 
         def forward(self, x):
             return self.classifier(torch.flatten(nn.functional.adaptive_avg_pool2d(self.features(x), 1), 1))
@@ -100,7 +101,8 @@ def _modules():
             super().__init__()
             stages, cin = [], 3
             for i, (d, n) in enumerate(zip(dims, depths)):
-                down = [nn.Conv2d(3, d, 4, 4), LN2d(d, eps=1e-6)] if i == 0 else [LN2d(cin, eps=1e-6), nn.Conv2d(cin, d, 2, 2)]
+                down = ([nn.Conv2d(3, d, 4, 4), LN2d(d, eps=1e-6)] if i == 0
+                        else [LN2d(cin, eps=1e-6), nn.Conv2d(cin, d, 2, 2)])
                 stages.append(nn.Sequential(*down, *[CNBlock(d) for _ in range(n)]))
                 cin = d
             self.stages, self.norm, self.head = nn.Sequential(*stages), nn.LayerNorm(cin), nn.Linear(cin, 1000)

@@ -71,7 +71,8 @@ def main() -> None:
         print(f"{'model':18} {'MB':>5} {'engine':9} {'locate s':>13} {'reduce s':>13} {'total s':>13} "
               f"{'nodes':>9} same located")
     for name, m in large_models.build(args.model).items():
-        common = ["--engine", m["engine"], "--inputs", str(m["inputs"])] + (["--tol", str(m["tol"])] if m["tol"] else [])
+        tol = ["--tol", str(m["tol"])] if m["tol"] else []
+        common = ["--engine", m["engine"], "--inputs", str(m["inputs"]), *tol]
         loc, red = [], []
         with tempfile.TemporaryDirectory(prefix="kb-large-") as tmp:
             out = Path(tmp) / f"{name}-reduced.onnx"
@@ -82,7 +83,7 @@ def main() -> None:
             again = None
             if r["nodes"]:
                 again, _, _ = kb("locate", str(out), "--engine", m["engine"], "--inputs", r["saved"]["inputs"],
-                                 *(["--tol", str(m["tol"])] if m["tol"] else []))
+                                 *tol)
         located = {(x[0]["culprit"] or {}).get("node", {}) and x[0]["culprit"]["node"]["name"] for x in loc}
         located |= {(x[0]["located"]["culprit"] or {}).get("node", {}) and x[0]["located"]["culprit"]["node"]["name"]
                     for x in red}
