@@ -651,8 +651,11 @@ def prepare(model: str, engine: str, version: str | None = None, inputs: str | N
 
 
 def locate(model: str | Prepared, engine: str = "", version: str | None = None, inputs: str | None = None,
-           tol: float | None = None, say: Say | None = None, timeout: float = STEP_TIMEOUT, seed: int = 0) -> Located:
-    """Locate where `engine` goes wrong on `model` (see the module's docstring)."""
+           tol: float | None = None, say: Say | None = None, timeout: float = STEP_TIMEOUT, seed: int = 0,
+           keep_reference: dict | None = None) -> Located:
+    """Locate where `engine` goes wrong on `model` (see the module's docstring). `keep_reference`: a dict that
+    receives onnxruntime's values ("ref", "no_ref", as `reference` returns them), for kb reduce to reuse
+    (running the whole model again with every tensor as an output costs seconds on a large one)."""
     p = model if isinstance(model, Prepared) else prepare(model, engine, version, inputs, seed)
     say = say or (lambda _: None)
     tol = ENGINE_TOL[p.engine] if tol is None else tol
@@ -662,6 +665,8 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
         feed = work / "inputs.npz"
         np.savez(feed, **p.arrays)
         ref, no_ref = reference(g, feed, work, say, timeout)
+        if keep_reference is not None:
+            keep_reference.update(ref=ref, no_ref=no_ref)
         ref = {**p.arrays, **ref} if ref else ref  # the inputs too: their shapes are reported
         runner = Runner(p.engine, work, say, timeout)
         tensors = [t for t, a in ref.items() if a.dtype.kind in "fiub" and t not in g.outputs]
@@ -688,6 +693,8 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
             unreadable, compared = [], 0
         else:
             culprit, last_good, unreadable, compared = confirmed(g, ref, read, tol, runner, say, notes)
+        if culprit:
+            say("matching the KB's entries around the culprit")
         known = known_entries(g, culprit, p.engine) if culprit else []
     return Located(g.path, p.engine, p.version, culprit, last_good, unreadable, compared, known, notes,
                    time.monotonic() - p.started, runner.steps + 1)

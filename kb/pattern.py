@@ -6,6 +6,7 @@ The same definition serves the reproducers' precondition checks and `kb scan` on
 from __future__ import annotations
 
 import functools
+import math
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
@@ -44,6 +45,13 @@ class Pred(Strict):
     not_in: list | None = None
     length: int | None = None  # a list attribute's length, e.g. kernel_shape of a 1-D or a 2-D Conv
     default: Any = None
+
+    def blind_to_lists(self) -> bool:
+        """The test gives one answer for every list, whatever its values: it compares with no list (eq, ne, in,
+        not_in against scalars or strings only) and asks no length or order."""
+        scalars = [self.eq, self.ne, *(self.in_ or []), *(self.not_in or [])]
+        return (self.length is None and all(x is None for x in (self.gt, self.ge, self.lt, self.le))
+                and not any(isinstance(x, (list, tuple)) for x in scalars))
 
     def test(self, value: Any) -> bool:
         if value is None:
@@ -298,7 +306,7 @@ class GraphIndex:
             for key, pred in spec.attrs.items():
                 value = attrs.get(key)
                 if value is None and key in spec.attr_inputs and spec.attr_inputs[key] < len(node.input):
-                    value = self.const_value(node.input[spec.attr_inputs[key]])
+                    value = self.attr_input(node.input[spec.attr_inputs[key]], pred)
                 if isinstance(value, bytes):
                     value = value.decode()
                 if not pred.test(value):
@@ -359,6 +367,20 @@ class GraphIndex:
         if t is None or t.data_location == onnx.TensorProto.EXTERNAL:  # weights on disk are never read
             return None
         return onnx.numpy_helper.to_array(t).tolist()
+
+    LARGE = 1024  # values: a constant this large is a weight, never an attribute that became an input
+
+    def attr_input(self, name: str, pred: Pred):
+        """const_value, for a test on an attribute that an input carries; a large constant (a weight, as KB045's
+        pattern asks where one is stored) is not converted where the test's answer is the same for any list:
+        a list stands in for it (tolist() on every weight of a 45 MB model took 5 s of CPU in kb locate)."""
+        import onnx
+
+        t = self._const(name)
+        if (t is not None and t.data_location != onnx.TensorProto.EXTERNAL and len(t.dims)
+                and math.prod(t.dims) > self.LARGE and pred.blind_to_lists()):
+            return [None]  # compares as the real list does with every scalar or string
+        return self.const_value(name)
 
     def abs_max(self, name: str) -> float | None:
         """The largest magnitude in a constant (a weight), or None if it is no constant, empty or on disk."""

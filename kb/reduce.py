@@ -360,7 +360,9 @@ def _start(g: L.Graph, culprit: dict) -> tuple[int | None, list[int]]:
 
 
 def run_reduction(p: L.Prepared, located: L.Located, budget: float, say: L.Say, timeout: float, tol: float,
-                  work: Path, seed: int = 0) -> Reduced:
+                  work: Path, seed: int = 0, reference: dict | None = None) -> Reduced:
+    """`reference`: onnxruntime's values on the whole model as locate computed them (L.locate's keep_reference),
+    else they are computed here."""
     started = time.monotonic()
     g = p.g
     red = Reduced(g.path, p.engine, p.version, None, located, sum(n.op_type != "Constant" for n in g.nodes))
@@ -374,9 +376,12 @@ def run_reduction(p: L.Prepared, located: L.Located, budget: float, say: L.Say, 
         target = Target(L.Fate(c["stage"], c["kind"], c.get("signal"), c.get("error", ""), c.get("step", "")))
     red.target = target
     # every tensor's value in the whole model, to feed a cut with
-    feed = work / "inputs.npz"
-    np.savez(feed, **p.arrays)
-    ref, no_ref = L.reference(g, feed, work, say, timeout)
+    if reference:
+        ref, no_ref = reference["ref"], reference["no_ref"]
+    else:
+        feed = work / "inputs.npz"
+        np.savez(feed, **p.arrays)
+        ref, no_ref = L.reference(g, feed, work, say, timeout)
     values = {**p.arrays, **ref}
     synthetic: set[str] = set()
     if not ref:  # onnxruntime cannot run the model (a custom op): cut tensors get seeded random values
@@ -572,9 +577,10 @@ def reduce(model: str | L.Prepared, engine: str = "", out: str | Path = "reduced
     p = model if isinstance(model, L.Prepared) else L.prepare(model, engine, None, inputs)
     say = say or (lambda _: None)
     tol = L.ENGINE_TOL[p.engine] if tol is None else tol
-    located = L.locate(p, tol=tol, say=lambda s: say(f"locating: {s}"), timeout=timeout)
+    kept: dict = {}  # onnxruntime's values on the whole model: locate's, not computed twice
+    located = L.locate(p, tol=tol, say=lambda s: say(f"locating: {s}"), timeout=timeout, keep_reference=kept)
     with tempfile.TemporaryDirectory(prefix="kb-reduce-") as tmp:
-        red = run_reduction(p, located, budget, say, timeout, tol, Path(tmp))
+        red = run_reduction(p, located, budget, say, timeout, tol, Path(tmp), reference=kept)
     if red.outcome is not None:
         save(red, Path(out), p.g.outside)
     return red

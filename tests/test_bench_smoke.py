@@ -227,3 +227,15 @@ def test_reduce_real():
     out = bench("reduce_real.py", "--engine", "mnn", "--entry", "mnn-argmax-semantics", "--budget", "30", timeout=300)
     figures(out, r"^KB074 argmax-last\s+mnn\s+same\s+\d+ -> 1 ", r"^\d+ cases, \d+ reduced: median 1 nodes .* same "
                  r"signature on the saved file: 1\.0 .* median [\d.]+ s per model")
+
+
+def test_locate_large():
+    """kb locate and kb reduce on the smallest real-sized model (MobileNetV3-Large, 22 MB; onnx2ncnn's HardSwish)."""
+    from kb.engines import missing
+
+    if missing("onnx2ncnn") or missing("ncnn"):
+        pytest.skip("onnx2ncnn or ncnn is not installed")
+    out = bench("locate_large.py", "--model", "mobilenetv3-large", "--repeat", "1", timeout=900)
+    figures(out, r"^mobilenetv3-large\s+21\.\d onnx2ncnn\s+[\d.]+ \(\s*[\d.]+\)\s+[\d.]+ \(\s*[\d.]+\)\s+[\d.]+ "
+                 r"\(\s*[\d.]+\)\s+140 -> 1\s+yes\s+/features/features\.0/features\.0\.2/HardSwish",
+            r"^over 60 s \(locate \+ reduce, wall\): .*; max [\d.]+ s wall, [\d.]+ s cpu")

@@ -135,6 +135,16 @@ def test_a_model_that_converts_right_has_no_culprit(real_kb, tmp_path, engine):
     assert "no divergence" in L.as_text(r)
 
 
+@needs("mnn")
+def test_mnn_takes_a_relative_model_path(real_kb, tmp_path, monkeypatch):
+    """mnnconvert runs in locate's work folder: a model path relative to the user's folder still names the model
+    (it said 'Model File Does Not Exist!' and locate reported a failure that is no node's)."""
+    conv_chain(tmp_path / "relu.onnx", "Relu")
+    monkeypatch.chdir(tmp_path)
+    r = L.locate("relu.onnx", "mnn", timeout=120)
+    assert r.culprit is None and r.compared >= 1
+
+
 # ---- the rules, on made-up engine results ----------------------------------------------------------
 
 

@@ -154,6 +154,47 @@ def test_external_weights_are_never_read(tmp_path, monkeypatch):
     assert find([REDUCE_ONE_AXIS], helper.make_model(g)) == []
 
 
+WEIGHT_STORED = Pattern.model_validate({  # KB045's pattern: where a weight is stored, read as an attribute
+    "name": "weight-stored", "summary": "",
+    "nodes": {"layer": {"const_inputs": [1], "attrs": {"external_weight": {"eq": "external", "default": "external"}},
+                        "attr_inputs": {"external_weight": 1}}},
+})
+WEIGHT_LENGTH = Pattern.model_validate({  # a test that depends on the list itself: the values are read
+    "name": "weight-length", "summary": "",
+    "nodes": {"layer": {"const_inputs": [1], "attrs": {"w": {"length": 2048}}, "attr_inputs": {"w": 1}}},
+})
+
+
+@pytest.mark.parametrize("external", [False, True])
+def test_a_large_weight_read_as_an_attribute_is_not_converted(external, tmp_path, monkeypatch):
+    """A weight of more than GraphIndex.LARGE values, tested as an attribute that no list can equal, is not
+    turned into a Python list (tolist() on every weight of a 45 MB model cost seconds), and the answers stay
+    those of the full comparison: an inline weight is not external; a length is still measured."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    from kb.pattern import GraphIndex
+
+    w = numpy_helper.from_array(np.ones(2048, np.float32), "w")
+    if external:
+        w.data_location = TensorProto.EXTERNAL
+        w.ClearField("raw_data")
+        w.external_data.add(key="location", value="missing.bin")
+    m = model([helper.make_node("Mul", ["x", "w"], ["y"])], initializers=[])
+    m.graph.initializer.append(w)
+    monkeypatch.chdir(tmp_path)
+    full = GraphIndex.const_value
+
+    def inline_never(self, name):  # an external weight reads as None without a conversion: allowed
+        assert self._const(name).data_location == TensorProto.EXTERNAL, "the inline weight was converted"
+        return full(self, name)
+
+    monkeypatch.setattr(GraphIndex, "const_value", inline_never)
+    assert bool(find([WEIGHT_STORED], m)) is external
+    monkeypatch.setattr(GraphIndex, "const_value", full)
+    assert bool(find([WEIGHT_LENGTH], m)) is not external
+
+
 DATA_EQUAL = Pattern.model_validate({
     "name": "data-equal", "summary": "", "nodes": {"eq": {"op": "Equal", "data_dependent": True}},
 })

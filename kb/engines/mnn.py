@@ -23,7 +23,10 @@ def convert_step(src: Path, dst: Path, *flags: str, name: str | None = None, **r
     Session-free, so bench/arch/label.py converts exactly as the checks do."""
     # An argv for the native _tools.mnnconvert (kb.workers.mnn), not the console script: its
     # first word is only the program name _tools' parser expects.
-    argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(src), "--MNNModel", str(dst), "--bizCode", "kb", *flags]
+    # absolute paths: the child may run in another cwd (kb locate's work folder), where a relative path the user
+    # gave names nothing ("Model File Does Not Exist!")
+    argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(Path(src).resolve()), "--MNNModel", str(Path(dst).resolve()),
+            "--bizCode", "kb", *flags]
     shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
     return child.run_function(name or f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.workers.mnn:convert",
                               argv=argv, shown=shown, **run)
