@@ -1,6 +1,7 @@
 """`kb locate` on real architectures: bench/arch's exports whose engine failure an entry claims.
 
-    python bench/locate_arch.py [--engine mnn|onnx2ncnn|pnnx ...] [--limit N] [--real] [--json]
+    python bench/locate_arch.py [--engine mnn|onnx2ncnn|pnnx ...] [--limit N] [--only NAME ...] [--real] [--json]
+                                [--rows FILE]
 
 The runs are the (file, pipeline) pairs of bench/arch's labels (labels.jsonl, or labels_real.jsonl with --real)
 where an engine fails as an entry describes (label.fails_as_described: the entry's own log line, crash or
@@ -93,6 +94,8 @@ def main() -> None:
     ap.add_argument("--real", action="store_true", help="the real implementations (labels_real.jsonl)")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--rows", type=Path, help="append each run's row to this file as a JSON line, as it is judged")
+    ap.add_argument("--only", action="append", help="only the files whose name contains this (repeatable)")
     args = ap.parse_args()
 
     from kb.engines import missing
@@ -100,6 +103,8 @@ def main() -> None:
 
     engines = [e for e in (args.engine or list(ENGINE_OF_PIPELINE.values())) if not missing(e)]
     todo = runs(engines, args.real)
+    if args.only:
+        todo = [r for r in todo if any(o in r["file"].name for o in args.only)]
     if args.limit:
         seen: Counter = Counter()
         todo = [r for r in todo if (seen.update([r["engine"]]) or seen[r["engine"]] <= args.limit)]
@@ -114,6 +119,9 @@ def main() -> None:
                    "result": "error", "per_entry": {}, "error": f"{type(e).__name__}: {e}"[:200],
                    "seconds": round(time.monotonic() - t0, 1)}
         rows.append(row)
+        if args.rows:
+            with args.rows.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
         if not args.json:
             print(f"{row['file'][:40]:40} {row['engine']:9} {row['result']:5} located {row.get('op')!s:18} "
                   f"claimed by {','.join(row['entries'])[:40]:40} known={'y' if row.get('known') else 'n'} "
