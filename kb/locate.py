@@ -10,8 +10,8 @@
    are listed as suspects: the divergence may start in one of them.
 4. Where converting, loading or running fails (an error, a signal, a timeout), the graph is cut with
    onnx.utils.Extractor into prefixes (the first k nodes in topological order) and bisected: the smallest
-   prefix that still fails the same way (same step and signal, or the same first error line) ends at the
-   culprit.
+   prefix that still fails the same way (same step and signal, or the same first error line; loading, any
+   layer it cannot load, see Fate.fails_like) ends at the culprit.
 5. The KB's trigger patterns (each entry's `trigger`) run on the culprit and its direct neighbours.
 
 Every engine step runs in a child process with a timeout (kb.child); the child side is kb.workers.locate.
@@ -254,6 +254,15 @@ class Fate:
         if self.signal or self.kind == "timeout":
             return self.signal == other.signal or {self.signal, other.signal} <= MEMORY
         return _normal(self.line) == _normal(other.line)
+
+    def fails_like(self, other: Fate | None) -> bool:
+        """What bisection looks for: the same failure, or, loading, any failure to load. ncnn's load_param stops
+        at the first layer it cannot load in the order of the .param, which is not the graph's: a prefix that
+        fails to load on another layer still holds a layer the whole model cannot load (it stays in every
+        longer prefix), and it is the earlier one in the graph."""
+        if self.same(other):
+            return True
+        return other is not None and self.stage == other.stage == "load" and self.kind == other.kind == "load-error"
 
     def json(self) -> dict:
         return {"stage": self.stage, "signal": self.signal, "error": self.line, "step": self.step}
@@ -912,7 +921,7 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
         finally:
             runner.say = plain
         tried[k] = r.fate
-        return fate.same(r.fate)
+        return fate.fails_like(r.fate) if k < len(points) - 1 else fate.same(r.fate)
 
     lo, hi = -1, len(points) - 1  # prefix lo passes (-1: the empty one), prefix hi fails as the model does
     if not fails(hi):  # the whole graph, cut and saved as every prefix is: it must fail as the file does
@@ -938,6 +947,9 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
                "suspects": []}
     if hi == len(points) - 1 and len(points) > 1 and lo == hi - 1 and tried.get(lo) is not None:
         notes.append(f"the prefix without the last node fails another way: {tried[lo].line}")
+    if not own.same(fate):
+        notes.append(f"the whole model's load stops at another layer first ({fate.line}): ncnn names the first "
+                     "layer it cannot load in the order of the .param; this node is the first in the graph's order")
     last_good = None
     if lo >= 0:  # the longest prefix that does not fail this way (it may fail another way: said so)
         last_good = {"node": g.node_json(points[lo])}
