@@ -239,6 +239,36 @@ def test_bisection_keeps_the_smallest_prefix_that_fails_the_same_way(tmp_path):
     assert len(runner.models) <= 4  # binary search: about log2(8) conversions
 
 
+class LoadRunner:
+    """Fails to load any graph holding a Tanh or an Abs, naming the Tanh first (ncnn names the first layer it
+    cannot load in the order of its .param, which need not be the graph's)."""
+
+    def __init__(self):
+        self.say = print
+
+    def read(self, g, model, feed, wanted, until="run"):
+        ops = {n.op_type for n in g.nodes}
+        for op in ("Tanh", "Abs"):
+            if op in ops:
+                return L.Read(L.Fate("load", "load-error", None, f"layer {op} not exists or registered", "ncnn"))
+        return L.Read()
+
+
+def test_bisecting_a_load_failure_keeps_a_prefix_that_fails_to_load_on_another_layer(tmp_path):
+    ops = ["Relu", "Relu", "Abs", "Relu", "Relu", "Tanh", "Relu", "Relu"]
+    g = mixed(ops)
+    ref = {f"t{i}": np.ones(4, np.float32) for i in range(len(ops))}
+    whole = L.Fate("load", "load-error", None, "layer Tanh not exists or registered", "ncnn")
+    culprit, last_good, notes = L.bisect(g, ref, tmp_path / "in.npz", tmp_path, LoadRunner(), whole, lambda _: None)
+    # the whole model names the Tanh, but the Abs before it cannot be loaded either: it is the first
+    assert culprit["node"] == {"name": "n2", "op": "Abs"} and culprit["error"] == "layer Abs not exists or registered"
+    assert last_good["node"] == {"name": "n1", "op": "Relu"}
+    assert any("another layer first" in n for n in notes)
+    # a failure of another stage is still not the same one
+    assert not whole.fails_like(L.Fate("run", "crash", "SIGSEGV", "x", "s"))
+    assert not L.Fate("run", "run-error", None, "a", "s").fails_like(L.Fate("run", "run-error", None, "b", "s"))
+
+
 def test_the_same_failure_means_the_same_signal_or_the_same_first_error_line():
     a = L.Fate("convert", "convert-error", None, "Can't convert node 'x/12': Einsum not supported", "s")
     b = L.Fate("convert", "convert-error", None, "Can't convert node 'y/3': Einsum not supported", "s")
