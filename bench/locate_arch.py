@@ -1,6 +1,7 @@
 """`kb locate` on real architectures: bench/arch's exports whose engine failure an entry claims.
 
-    python bench/locate_arch.py [--engine mnn|onnx2ncnn|pnnx ...] [--limit N] [--real] [--json]
+    python bench/locate_arch.py [--engine mnn|onnx2ncnn|pnnx ...] [--limit N] [--only NAME ...] [--real] [--json]
+                                [--rows FILE]
 
 The runs are the (file, pipeline) pairs of bench/arch's labels (labels.jsonl, or labels_real.jsonl with --real)
 where an engine fails as an entry describes (label.fails_as_described: the entry's own log line, crash or
@@ -8,6 +9,9 @@ ablation), on the pipelines locate drives (mnn, onnx2ncnn, pnnx). Each run is lo
 the family's inputs, and judged against every entry that claims it:
 - per run: the located node is a node of a match of a claiming entry's trigger (hit), or a direct producer or
   consumer of one (near), or neither (miss); `known`: locate named a claiming entry;
+- `earlier`: a miss where every node of the claiming entries' matches comes after the located node in
+  topological order: the engine stopped at another, earlier failure (the model has two); still a miss;
+- `untriggered`: a miss where no claiming entry's trigger matches any node of the file; still a miss;
 - per (run, entry): the same against that entry alone (a run two entries claim counts twice; only one can
   be the first failure).
 The exports must exist (`bench/scan_architectures.py` makes them); nothing is exported here.
@@ -76,14 +80,22 @@ def judge(run: dict, r) -> dict:
     i = g.names.index(name)
     near = {g.names[g.producer[t]] for t in g.nodes[i].input if t in g.producer}
     near |= {g.names[c] for t in g.nodes[i].output for c in g.consumers.get(t, [])}
-    per = {}
+    per, claimed = {}, set()
     for e in run["entries"]:
         ops, nodes = trigger_nodes(e, model)
+        claimed |= nodes
         per[e.meta.id] = "hit" if name in nodes else "near" if near & nodes else "miss" if ops else "n/a"
     order = ["hit", "near", "miss", "n/a"]
     best = min(per.values(), key=order.index)
+    # a miss where every node the claiming entries match comes after the located one, in topological order:
+    # the engine stopped at an earlier failure (a second bug, named or not by another entry), still a miss
+    earlier = best == "miss" and bool(claimed) and all(g.names.index(c) > i for c in claimed)
+    # a miss where the claiming entries' triggers match no node of the model at all: no node locate names can hit
+    untriggered = best == "miss" and not claimed
     return {**row, "located": name, "op": r.culprit["node"]["op"], "kind": r.culprit["kind"], "result": best,
-            "per_entry": per, "known": bool({k["id"] for k in r.known} & set(per))}
+            "per_entry": per, "known": bool({k["id"] for k in r.known} & set(per)), "earlier": earlier,
+            "untriggered": untriggered,
+            "named": [k["id"] for k in r.known]}
 
 
 def main() -> None:
@@ -93,6 +105,8 @@ def main() -> None:
     ap.add_argument("--real", action="store_true", help="the real implementations (labels_real.jsonl)")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--rows", type=Path, help="append each run's row to this file as a JSON line, as it is judged")
+    ap.add_argument("--only", action="append", help="only the files whose name contains this (repeatable)")
     args = ap.parse_args()
 
     from kb.engines import missing
@@ -100,6 +114,8 @@ def main() -> None:
 
     engines = [e for e in (args.engine or list(ENGINE_OF_PIPELINE.values())) if not missing(e)]
     todo = runs(engines, args.real)
+    if args.only:
+        todo = [r for r in todo if any(o in r["file"].name for o in args.only)]
     if args.limit:
         seen: Counter = Counter()
         todo = [r for r in todo if (seen.update([r["engine"]]) or seen[r["engine"]] <= args.limit)]
@@ -114,6 +130,9 @@ def main() -> None:
                    "result": "error", "per_entry": {}, "error": f"{type(e).__name__}: {e}"[:200],
                    "seconds": round(time.monotonic() - t0, 1)}
         rows.append(row)
+        if args.rows:
+            with args.rows.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
         if not args.json:
             print(f"{row['file'][:40]:40} {row['engine']:9} {row['result']:5} located {row.get('op')!s:18} "
                   f"claimed by {','.join(row['entries'])[:40]:40} known={'y' if row.get('known') else 'n'} "
@@ -124,6 +143,8 @@ def main() -> None:
     times = sorted(r["seconds"] for r in rows)
     summary = {"runs": len(rows), "per_run": dict(per_run), "per_entry": dict(per_entry),
                "by_engine": {e: dict(c) for e, c in by_engine.items()}, "known": sum(bool(r.get("known")) for r in rows),
+               "earlier": sum(bool(r.get("earlier")) for r in rows),
+               "untriggered": sum(bool(r.get("untriggered")) for r in rows),
                "median_s": times[len(times) // 2] if times else None, "max_s": times[-1] if times else None,
                "total_s": round(time.monotonic() - started, 1)}
     if args.json:
@@ -138,6 +159,15 @@ def main() -> None:
     for e, c in by_engine.items():
         print(f"  {e:9} {share(c)}")
     print(f"(run, entry) pairs: {share(per_entry)}")
+    earlier = [r for r in rows if r.get("earlier")]
+    if earlier:
+        print(f"of the misses, {len(earlier)} stop at a node before every node the claiming entries match (a first, "
+              f"other failure; locate named {', '.join(sorted({k for r in earlier for k in r['named']})) or 'no entry'} "
+              "there): " + ", ".join(f"{r['file']} ({r['engine']})" for r in earlier))
+    untriggered = [r for r in rows if r.get("untriggered")]
+    if untriggered:
+        print(f"of the misses, {len(untriggered)} are of files where no claiming entry's trigger matches any node: "
+              + ", ".join(f"{r['file']} ({r['engine']})" for r in untriggered))
     print(f"locate named a claiming entry in {summary['known']} of {len(rows)} runs; median {summary['median_s']} s, "
           f"max {summary['max_s']} s, total {summary['total_s']} s")
 

@@ -10,8 +10,8 @@
    are listed as suspects: the divergence may start in one of them.
 4. Where converting, loading or running fails (an error, a signal, a timeout), the graph is cut with
    onnx.utils.Extractor into prefixes (the first k nodes in topological order) and bisected: the smallest
-   prefix that still fails the same way (same step and signal, or the same first error line) ends at the
-   culprit.
+   prefix that still fails the same way (same step and signal, or the same first error line; loading, any
+   layer it cannot load, see Fate.fails_like) ends at the culprit.
 5. The KB's trigger patterns (each entry's `trigger`) run on the culprit and its direct neighbours.
 
 Every engine step runs in a child process with a timeout (kb.child); the child side is kb.workers.locate.
@@ -255,6 +255,15 @@ class Fate:
         if self.signal or self.kind == "timeout":
             return self.signal == other.signal or {self.signal, other.signal} <= MEMORY
         return _normal(self.line) == _normal(other.line)
+
+    def fails_like(self, other: Fate | None) -> bool:
+        """What bisection looks for: the same failure, or, loading, any failure to load. ncnn's load_param stops
+        at the first layer it cannot load in the order of the .param, which is not the graph's: a prefix that
+        fails to load on another layer still holds a layer the whole model cannot load (it stays in every
+        longer prefix), and it is the earlier one in the graph."""
+        if self.same(other):
+            return True
+        return other is not None and self.stage == other.stage == "load" and self.kind == other.kind == "load-error"
 
     def json(self) -> dict:
         return {"stage": self.stage, "signal": self.signal, "error": self.line, "step": self.step}
@@ -880,34 +889,47 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
     tried: dict[int, Fate | None] = {}
     notes: list[str] = []
 
-    def fails(k: int) -> bool:
+    def loose_ends(k: int) -> list[str]:
+        """The outputs of prefix k: its last node's, and the float tensors no node inside consumes."""
+        if k < 0:
+            return []
         last = points[k]
         inside = set(range(last + 1))
         outs = [t for t in g.nodes[last].output if t]
-        for i in points[:k]:  # the prefix's loose ends: float tensors no node inside consumes
+        for i in points[:k]:
             for t in g.nodes[i].output:
                 if t and t in floats and not any(c in inside for c in g.consumers.get(t, [])):
                     outs.append(t)
+        return outs
+
+    def attempt(outs: list[str], file: str, where: str) -> Fate | None | bool:
+        """The failure of the cut with these outputs (None: it passes; False: onnx cannot cut it)."""
         outs = list(dict.fromkeys(outs))
         needed = {t for o in outs for t in _needed_inputs(g, g.producer[o])}
         ins = [t for t in g.inputs if t in needed]
-        where = f"bisecting, {k + 1} of {len(points)} nodes (up to {g.names[last]}, {g.nodes[last].op_type})"
         plain = runner.say
         try:
             sub = extractor.extract_model(ins, outs)
         except Exception as e:  # noqa: BLE001 -- a prefix onnx cannot cut is reported, never fatal
-            notes.append(f"onnx.utils.Extractor could not cut at {g.names[last]}: {type(e).__name__}: {e}")
-            tried[k] = None
+            notes.append(f"onnx.utils.Extractor could not cut {where}: {type(e).__name__}: {e}")
             return False
-        path = save_onnx(sub, work / f"prefix-{k + 1}.onnx", g.outside)
+        path = save_onnx(sub, work / file, g.outside)
         sg = Graph.of(sub, path)
-        runner.say = lambda step: say(f"{where}: {step}")
+        runner.say = lambda step: say(f"bisecting, {where}: {step}")
         try:
             r = runner.read(sg, path, feed, [], until=fate.stage)
         finally:
             runner.say = plain
-        tried[k] = r.fate
-        return fate.same(r.fate)
+        return r.fate
+
+    def fails(k: int) -> bool:
+        last = points[k]
+        got = attempt(loose_ends(k), f"prefix-{k + 1}.onnx",
+                      f"{k + 1} of {len(points)} nodes (up to {g.names[last]}, {g.nodes[last].op_type})")
+        tried[k] = got or None
+        if got is False or got is None:
+            return False
+        return fate.fails_like(got) if k < len(points) - 1 else fate.same(got)
 
     lo, hi = -1, len(points) - 1  # prefix lo passes (-1: the empty one), prefix hi fails as the model does
     if not fails(hi):  # the whole graph, cut and saved as every prefix is: it must fail as the file does
@@ -928,11 +950,41 @@ def bisect(g: Graph, ref: dict[str, np.ndarray], feed: Path, work: Path, runner:
             lo = mid
     i = points[hi]
     own = tried.get(hi) or fate  # the smallest failing prefix's own failure (the whole model's, if none smaller)
+    # The nodes prefix hi brings in are its last node and the nodes computing constants for it (an Identity of a
+    # weight, a pad size from ConstantOfShape and Slice), which are no bisection points: the shorter prefix
+    # plus the first j of those, their outputs kept, finds the first that fails so already.
+    before = set(points[:lo + 1])  # the nodes of prefix lo: its points and what they are computed from
+    for k in points[:lo + 1]:
+        before |= set(g.ancestors(k))
+    consts = [k for k in g.ancestors(i) if k not in before and not g.computed(k) and g.nodes[k].op_type != "Constant"
+              and any(t for t in g.nodes[k].output)][:16]
+    size = sum(1 for k in range(i + 1) if g.nodes[k].op_type != "Constant")
+    if consts:
+        base = loose_ends(lo)
+        lo_c, hi_c = 0, len(consts) + 1  # the first j constants pass (j = lo_c); j = hi_c stands for node i itself
+        while hi_c - lo_c > 1:
+            mid = (lo_c + hi_c) // 2
+            outs = base + [t for k in consts[:mid] for t in g.nodes[k].output if t]
+            got = attempt(outs, f"prefix-{lo + 1}-c{mid}.onnx", f"{lo + 1} nodes and {mid} of the constants "
+                          f"{g.names[i]} reads (up to {g.names[consts[mid - 1]]}, {g.nodes[consts[mid - 1]].op_type})")
+            if got and fate.fails_like(got):
+                hi_c, own = mid, got
+            else:
+                lo_c = mid
+        if hi_c <= len(consts):
+            notes.append(f"the failure comes with {g.names[consts[hi_c - 1]]} ({g.nodes[consts[hi_c - 1]].op_type}), "
+                         f"which computes a constant {g.names[i]} ({g.nodes[i].op_type}) reads: a prefix without "
+                         f"{g.names[i]} but with it fails so already")
+            i = consts[hi_c - 1]
+            size = len({k for k in before if g.nodes[k].op_type != "Constant"} | set(consts[:hi_c]))
     culprit = {**_node_detail(g, i, ref), "kind": own.kind, **own.json(),
-               "prefix_nodes": sum(1 for k in range(i + 1) if g.nodes[k].op_type != "Constant"),
+               "prefix_nodes": size,
                "suspects": []}
     if hi == len(points) - 1 and len(points) > 1 and lo == hi - 1 and tried.get(lo) is not None:
         notes.append(f"the prefix without the last node fails another way: {tried[lo].line}")
+    if not own.same(fate):
+        notes.append(f"the whole model's load stops at another layer first ({fate.line}): ncnn names the first "
+                     "layer it cannot load in the order of the .param; this node is the first in the graph's order")
     last_good = None
     if lo >= 0:  # the longest prefix that does not fail this way (it may fail another way: said so)
         last_good = {"node": g.node_json(points[lo])}

@@ -249,6 +249,65 @@ def test_bisection_keeps_the_smallest_prefix_that_fails_the_same_way(tmp_path):
     assert len(runner.models) <= 4  # binary search: about log2(8) conversions
 
 
+class LoadRunner:
+    """Fails to load any graph holding a Tanh or an Abs, naming the Tanh first (ncnn names the first layer it
+    cannot load in the order of its .param, which need not be the graph's)."""
+
+    def __init__(self):
+        self.say = print
+
+    def read(self, g, model, feed, wanted, until="run"):
+        ops = {n.op_type for n in g.nodes}
+        for op in ("Tanh", "Abs"):
+            if op in ops:
+                return L.Read(L.Fate("load", "load-error", None, f"layer {op} not exists or registered", "ncnn"))
+        return L.Read()
+
+
+def test_bisecting_a_load_failure_keeps_a_prefix_that_fails_to_load_on_another_layer(tmp_path):
+    ops = ["Relu", "Relu", "Abs", "Relu", "Relu", "Tanh", "Relu", "Relu"]
+    g = mixed(ops)
+    ref = {f"t{i}": np.ones(4, np.float32) for i in range(len(ops))}
+    whole = L.Fate("load", "load-error", None, "layer Tanh not exists or registered", "ncnn")
+    culprit, last_good, notes = L.bisect(g, ref, tmp_path / "in.npz", tmp_path, LoadRunner(), whole, lambda _: None)
+    # the whole model names the Tanh, but the Abs before it cannot be loaded either: it is the first
+    assert culprit["node"] == {"name": "n2", "op": "Abs"} and culprit["error"] == "layer Abs not exists or registered"
+    assert last_good["node"] == {"name": "n1", "op": "Relu"}
+    assert any("another layer first" in n for n in notes)
+    # a failure of another stage is still not the same one
+    assert not whole.fails_like(L.Fate("run", "crash", "SIGSEGV", "x", "s"))
+    assert not L.Fate("run", "run-error", None, "a", "s").fails_like(L.Fate("run", "run-error", None, "b", "s"))
+
+
+class IdentityRunner:
+    """Fails to load any graph holding an Identity, as ncnn does what onnx2ncnn writes for one."""
+
+    def __init__(self):
+        self.say = print
+
+    def read(self, g, model, feed, wanted, until="run"):
+        if any(n.op_type == "Identity" for n in g.nodes):
+            return L.Read(L.Fate("load", "load-error", None, "layer Identity not exists or registered", "ncnn"))
+        return L.Read()
+
+
+def test_a_failure_that_comes_with_a_constant_a_node_reads_is_the_constant_nodes(tmp_path):
+    # the Identity of a weight computes no bisection point: the prefixes end at Relu, Relu, Mul, Relu
+    nodes = [helper.make_node("Identity", ["w"], ["w2"], name="c"),
+             helper.make_node("Relu", ["x"], ["t0"], name="n0"), helper.make_node("Relu", ["t0"], ["t1"], name="n1"),
+             helper.make_node("Mul", ["t1", "w2"], ["t2"], name="n2"), helper.make_node("Relu", ["t2"], ["t3"], name="n3")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [4])],
+                              [helper.make_tensor_value_info("t3", F, [4])],
+                              [numpy_helper.from_array(np.ones(4, np.float32), "w")])
+    g = L.Graph.of(helper.make_model(graph), Path("const.onnx"))
+    ref = {t: np.ones(4, np.float32) for t in ("w2", "t0", "t1", "t2", "t3")}
+    whole = L.Fate("load", "load-error", None, "layer Identity not exists or registered", "ncnn")
+    culprit, last_good, notes = L.bisect(g, ref, tmp_path / "in.npz", tmp_path, IdentityRunner(), whole, lambda _: None)
+    assert culprit["node"] == {"name": "c", "op": "Identity"}
+    assert last_good["node"] == {"name": "n1", "op": "Relu"}
+    assert any("computes a constant n2 (Mul) reads" in n for n in notes)
+
+
 def test_the_same_failure_means_the_same_signal_or_the_same_first_error_line():
     a = L.Fate("convert", "convert-error", None, "Can't convert node 'x/12': Einsum not supported", "s")
     b = L.Fate("convert", "convert-error", None, "Can't convert node 'y/3': Einsum not supported", "s")
