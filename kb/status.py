@@ -75,8 +75,10 @@ def summary_at(es: EngineStatus, version: str) -> tuple[Status, str]:
 
 
 def workaround_state(es: EngineStatus, version: str | None = None) -> tuple[Status, str]:
-    """Whether a workaround is verified on this engine at `version` (None: each one's newest release)."""
-    if not es.workarounds:
+    """Whether a workaround is verified on this engine at `version` (None: each one's newest release). An engine
+    that runs no workaround check (only a control: which pnnx release wrote the model) verifies none and
+    breaks none."""
+    if not es.workarounds or not any(cs.check.kind == CheckKind.WORKAROUND for cs in es.checks):
         verdicts = on_version(es.checks, version) if version else \
             {cs.check.name: (cs.check.kind, n[1].verdict) for cs in es.checks if (n := cs.newest())}
         return summarize(verdicts)

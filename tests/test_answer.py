@@ -152,6 +152,18 @@ def test_mutation_the_contract_catches_a_derivation_that_ignores_limits(real, mo
     assert problem and "first screen: the ledger verifies pnnx on pnnx 20261020" in problem
 
 
+def test_an_engine_that_runs_only_a_control_breaks_no_workaround(real):
+    """KB082 (ncnn, a regression guard) runs one pnnx control check, which verifies no workaround; its page
+    said "workaround broken" while every ncnn bug check passes and every workaround works there."""
+    root = real("ncnn-normalize-4d-depth")
+    page = contracts._site(root).pages["ncnn-normalize-4d-depth.md"]
+    assert re.search(r'class="kb-headline"><span [^>]*data-status="fixed"', page), \
+        re.search(r'class="kb-headline">.{0,200}', page)[0]
+    assert "its checks now say" not in page
+    # a guard fixed on the newest releases only says where it still reproduces
+    assert "it still reproduces on 1.0.20221128 to 1.0.20260114." in page
+
+
 def test_kb_explain_exit_code_is_unchanged_by_the_reply(real, capsys):
     root = real(FOCUS)
     path = root / "issue.log"

@@ -21,7 +21,7 @@ from kb.site.markup import macros, render
 from kb.site.table import engine_table
 from kb.status import (STATUS_LABEL, CheckStatus, EntryStatus, engine_status, public_status,
                            verified_workaround)
-from kb.verdicts import Status
+from kb.verdicts import CheckKind, Status, Verdict
 from kb.versions import version_key
 
 # Environment keys shown under "Reproduce it yourself", in this order; others follow.
@@ -84,7 +84,16 @@ def _workarounds(entry: Entry, statuses: list[CheckStatus]) -> list[dict]:
 def _guard(guard, st: EntryStatus) -> dict:
     """A regression guard's note: what upstream says fixed it, and what the checks show now."""
     status = public_status(st)
-    if status == Status.FIXED:
+    bug = [c for c in st.checks() if c.check.kind == CheckKind.BUG]
+    older = sorted({v for c in bug for v, cell in c.cells.items() if cell.verdict == Verdict.REPRODUCES},
+                   key=version_key)
+    measured = sorted({v for c in bug for v in c.cells}, key=version_key)
+    if older and measured[:len(older)] == older and len(older) > 2:  # the oldest ones, in a row
+        older = [f"{older[0]} to {older[-1]}"]
+    if status == Status.FIXED and older:
+        now = (f"Every bug check passes on the newest releases measured here, so this entry guards against a "
+               f"regression; it still reproduces on {', '.join(older)}.")
+    elif status == Status.FIXED:
         now = "Every bug check passes on every version measured here, so this entry guards against a regression."
     else:
         now = f"It is declared a regression guard, but its checks now say: {status.label}."
