@@ -184,8 +184,8 @@ def _ledger_workaround(entry: Entry, checks: Checks, engine: str | None = None) 
 
 
 def answer(entry: Entry, checks: Checks) -> str | None:
-    """The first screen and the reply say what the ledger says about workarounds, on the newest release of
-    each engine: the same workaround verified on the same release, or none."""
+    """The first screen (its status badge too) and the reply say what the ledger says about workarounds, on the
+    newest release of each engine: the same workaround verified on the same release, or none."""
     import re
 
     from kb.engines import ENGINES
@@ -194,10 +194,15 @@ def answer(entry: Entry, checks: Checks) -> str | None:
 
     problems = []
     site = _site(_root(entry))
-    screen = re.search(r'<p class="kb-answer-fix">(.*?)</p>', site.pages.get(f"{entry.slug}.md", ""), re.S)
+    page = site.pages.get(f"{entry.slug}.md", "")
+    screen = re.search(r'<p class="kb-answer-fix">(.*?)</p>', page, re.S)
     said = screen[1] if screen else ""
     summaries = {w.id: w.summary for w in entry.meta.workarounds}
     want = _ledger_workaround(entry, checks)
+    badge = re.search(r'<p class="kb-headline"><span [^>]*data-status="([\w-]+)"', page)
+    if want and badge and badge[1] == "workaround-broken":
+        problems.append(f"first screen: the ledger verifies {want[0]} on {want[1]} {want[2]}, the badge says "
+                        "workaround broken")
     if want is None and "No workaround is verified" not in said:
         problems.append(f"first screen: the ledger verifies no workaround, the page says {said[:120]!r}")
     if want and f"({ENGINES[want[1]].shown} {want[2]}): {summaries[want[0]][:30]}" not in _plain(said):
