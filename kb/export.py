@@ -48,6 +48,7 @@ def export_entry(repro: str, out: str) -> dict:
     import numpy as np
     import torch
 
+    _registry_once()
     spec = importlib.util.spec_from_file_location("kb_repro", repro)
     module = importlib.util.module_from_spec(spec)
     sys.modules["kb_repro"] = module  # dynamo's torch.cond imports the module its branches come from, by name
@@ -93,6 +94,33 @@ def export_entry(repro: str, out: str) -> dict:
     _check_rewrites(manifest, outdir)
     (outdir / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def _registry_once() -> None:
+    """torch's dynamo exporter builds its registry of torchlib's ONNX functions again for every export, reading
+    the source of each of ~500 functions: 60% of an export's time here. It is the same registry every time
+    (torch pinned), so build it once per process and per opset, and give each export its own copy of the table
+    (an export's custom_translation_table adds to it)."""
+    try:
+        from torch.onnx._internal.exporter._registration import ONNXRegistry
+    except ImportError:  # another torch: each export builds its own, as before
+        return
+    build = ONNXRegistry.from_torchlib.__func__
+    if getattr(build, "kb_once", False):
+        return
+    built: dict = {}
+
+    def from_torchlib(cls, *args, **kwargs):
+        key = (cls, args, tuple(sorted(kwargs.items())))
+        if key not in built:
+            built[key] = build(cls, *args, **kwargs)
+        registry = cls()
+        registry._opset_version = built[key]._opset_version
+        registry.functions = {k: list(v) for k, v in built[key].functions.items()}
+        return registry
+
+    from_torchlib.kb_once = True
+    ONNXRegistry.from_torchlib = classmethod(from_torchlib)
 
 
 def _check_rewrites(manifest: dict, outdir: Path) -> None:

@@ -1,0 +1,50 @@
+"""kb.export builds dynamo's registry of torchlib functions once per process (it was 60% of an export's time):
+the graphs it writes are the same as with a registry built for every export."""
+
+import subprocess
+import sys
+
+SCRIPT = r"""
+import sys, torch, onnx
+from torch import nn
+import kb.export as E
+from torch.onnx._internal.exporter import _registration as R
+
+if sys.argv[1] == "fresh":
+    E._registry_once = lambda: None
+calls = []
+build = R.ONNXRegistry.from_torchlib.__func__
+R.ONNXRegistry.from_torchlib = classmethod(lambda cls, *a, **k: calls.append(1) or build(cls, *a, **k))
+E._registry_once()
+torch.manual_seed(0)
+m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Hardswish(), nn.Flatten(), nn.LazyLinear(2)).eval()
+x = torch.randn(1, 3, 8, 8)
+m(x)
+out = []
+for opset in (18, 18, 17):
+    p = f"{sys.argv[2]}/{len(out)}.onnx"
+    torch.onnx.export(m, (x,), p, dynamo=True, opset_version=opset, input_names=["x"], output_names=["y"])
+    g = onnx.load(p)
+    del g.metadata_props[:]
+    for n in g.graph.node:
+        del n.metadata_props[:]
+    out.append(g.SerializeToString(deterministic=True).hex())
+print("RESULT", len(calls), *out)
+"""
+
+
+def _run(mode, tmp_path):
+    p = subprocess.run([sys.executable, "-c", SCRIPT, mode, str(tmp_path)], capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    calls, *graphs = next(ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")).split()[1:]
+    return int(calls), graphs
+
+
+def test_the_registry_built_once_writes_the_same_graphs(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    once, graphs = _run("once", tmp_path / "a")
+    fresh, want = _run("fresh", tmp_path / "b")
+    assert (fresh, once) == (3, 1)  # built for every export before; now once (opsets below 18 use 18's)
+    assert graphs == want
