@@ -9,6 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from kb.child import run_function
+from kb.engines.mnn import convert_step
 
 pytest.importorskip("MNN")
 
@@ -24,9 +25,7 @@ def gather(tmp_path_factory):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
         [helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), d / "gather.onnx")
-    step = run_function("mnnconvert", "kb.workers.mnn:convert",
-                        argv=["mnnconvert", "-f", "ONNX", "--modelFile", str(d / "gather.onnx"), "--MNNModel",
-                              str(d / "gather.mnn"), "--bizCode", "kb"])
+    step = convert_step(d / "gather.onnx", d / "gather.mnn")  # kb's own mnnconvert step: _tools, in a child
     assert step.ok, step.output
     data, idx = np.arange(12, dtype=np.float32).reshape(4, 3), np.array([3, 1], dtype=np.int64)
     np.savez(d / "feed.npz", data=data, idx=idx)
