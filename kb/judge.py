@@ -47,10 +47,10 @@ def seen(sig: Signature, ev: Evidence, generic: bool = False) -> str | None:
                 for line in step.output.splitlines():
                     if rx.search(line):
                         return f"{step.name}: {line.strip()}"
+        if sig.or_signal:
+            return _killed(sig, sig.or_signal, ev.failed)
     elif sig.kind == "crash":
-        step = ev.failed
-        if step is not None and step.signal and sig.regex().search(step.signal) and _in_step(sig, step):
-            return f"{step.name}: killed by {step.signal}"
+        return _killed(sig, sig.pattern, ev.failed)
     elif c is not None and ev.failed is None:
         if sig.kind == "shape" and c.shape_differs:
             return c.describe()
@@ -60,6 +60,12 @@ def seen(sig: Signature, ev: Evidence, generic: bool = False) -> str | None:
             return c.describe()
         if sig.kind == "mismatch" and not c.close and not c.metrics.nan:
             return c.describe()
+    return None
+
+
+def _killed(sig: Signature, signal: str, step: StepResult | None) -> str | None:
+    if step is not None and step.signal and re.search(signal, step.signal) and _in_step(sig, step):
+        return f"{step.name}: killed by {step.signal}"
     return None
 
 

@@ -53,6 +53,9 @@ class Signature(Strict):
     # The step that fails this way: the first word of its name (mnnconvert, mnnquant, MNN, ncnn, pnnx,
     # onnx2ncnn). A crash (required) or a generic message's line (required) elsewhere is another failure.
     step: Literal["mnnconvert", "mnnquant", "MNN", "ncnn", "pnnx", "onnx2ncnn", "onnxruntime"] | None = None
+    # log: the same failure may kill `step` with this signal instead (regex on its name), where the engine reads
+    # memory it does not own and what it finds varies from run to run.
+    or_signal: str | None = None
 
     @field_validator("evidence")
     @classmethod
@@ -70,6 +73,8 @@ class Signature(Strict):
             raise ValueError(f"signature {self.id!r}: kind {self.kind} needs a pattern")
         if self.kind == "crash" and not self.step:
             raise ValueError(f"signature {self.id!r}: kind crash needs `step`, the step that crashes")
+        if self.or_signal and (self.kind != "log" or not self.step):
+            raise ValueError(f"signature {self.id!r}: or_signal needs kind log and `step`, the step that crashes")
         if self.pattern:
             try:
                 rx = re.compile(self.pattern)

@@ -70,6 +70,23 @@ def test_crash_signature():
     assert (j.verdict, j.detail) == ("reproduces", "mnnconvert m.onnx: killed by SIGSEGV")
 
 
+def test_log_signature_with_or_signal_counts_that_crash_in_its_step_only():
+    # ncnn's Crop reading a second blob that is not there: extract returns -100 on most runs, SIGSEGV on some
+    sig = Signature(id="extract-failed", kind="log", pattern="failed with -100", step="ncnn", or_signal="SIGSEGV",
+                    summary="extract fails, or the read past the blob list kills the process")
+    meta = META.model_copy(update={"signatures": [sig]})
+    run = StepResult("ncnn run m.param", "run", -11, "SIGSEGV", False, 0.1, "")
+    j = judge("bug", ["extract-failed"], meta, Evidence([run], run, None))
+    assert (j.verdict, j.signature, j.detail) == ("reproduces", "extract-failed", "ncnn run m.param: killed by SIGSEGV")
+    for other in (StepResult("onnx2ncnn m.onnx", "c", -11, "SIGSEGV", False, 0.1, ""),  # another step
+                  StepResult("ncnn run m.param", "run", -8, "SIGFPE", False, 0.1, "")):  # another signal
+        assert judge("bug", ["extract-failed"], meta, Evidence([other], other, None)).verdict == "differs"
+    plain = meta.model_copy(update={"signatures": [sig.model_copy(update={"or_signal": None})]})
+    assert judge("bug", ["extract-failed"], plain, Evidence([run], run, None)).verdict == "differs"
+    with pytest.raises(ValueError, match="or_signal needs kind log"):
+        Signature(id="x", kind="log", pattern="p", or_signal="SIGSEGV", summary="no step")
+
+
 def test_workaround_needs_matching_outputs():
     assert judge("workaround", [], META, Evidence([step()], None, outputs([1, 2], [1, 2]))).verdict == "works"
     assert judge("workaround", [], META, Evidence([step()], None, outputs([1, 3], [1, 2]))).verdict == "broken"
