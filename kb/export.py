@@ -21,8 +21,8 @@ class Case:
     name: str
     module: Any  # torch.nn.Module
     inputs: tuple  # example input tensors
-    input_names: list[str]
-    output_names: list[str]
+    input_names: list[str] | None = None  # default: in0, in1, ...
+    output_names: list[str] | None = None  # default: out0, out1, ...
     opset: int = 13
     dynamo: bool = field(kw_only=True)  # required: torch 2.13's default exporter (dynamo) rewrites graphs
     trigger: bool = True  # False for control models, which must NOT contain the trigger pattern
@@ -41,6 +41,36 @@ class Case:
     # A change to the exported graph, in place (onnx.ModelProto -> None), for a graph torch never writes but
     # another tool does (an attribute left at its default, say). Applied last; the case's ONNX file is the result.
     edit: Any = None
+    # Also export the model each other way users do (WAYS, or the names listed), as variants <name>-<way>.
+    ways: bool | list[str] = False
+
+
+# The ways users export one model: (opset, dynamo, onnx-simplifier). A variant each, labelled by the engine.
+WAYS = {
+    "opset11": (11, False, False), "opset13": (13, False, False), "opset15": (15, False, False),
+    "opset17": (17, False, False), "opset18": (18, False, False), "dynamo": (18, True, False),
+    "opset13-onnxsim": (13, False, True), "opset17-onnxsim": (17, False, True), "dynamo-onnxsim": (18, True, True),
+}
+
+
+def ways_of(name: str, ways: bool | list[str], opset: int, dynamo: bool, simplify: bool) -> dict[str, str]:
+    """{variant name: way} for a case's `ways`, leaving out the way the case itself is exported. Read from the
+    syntax tree too (kb.checks), so a check exists for each without importing torch."""
+    chosen = list(WAYS) if ways is True else list(ways or ())
+    unknown = [w for w in chosen if w not in WAYS]
+    if unknown:
+        raise ValueError(f"case {name!r}: unknown ways {unknown}; known: {', '.join(WAYS)}")
+    return {f"{name}-{w}": w for w in chosen if WAYS[w] != (opset, dynamo, simplify)}
+
+
+def _with_ways(case: Case) -> list[Case]:
+    out = [case]
+    for vname, way in ways_of(case.name, case.ways, case.opset, case.dynamo, case.simplify).items():
+        opset, dynamo, simplify = WAYS[way]
+        kwargs = {**case.export_kwargs, **({"external_data": False} if dynamo else {})}
+        out.append(dataclasses.replace(case, name=vname, opset=opset, dynamo=dynamo, simplify=simplify, ways=False,
+                                       variant=True, export_kwargs=kwargs, rewrites=None, torchscript=False))
+    return out
 
 
 def export_entry(repro: str, out: str) -> dict:
@@ -56,11 +86,14 @@ def export_entry(repro: str, out: str) -> dict:
     outdir = Path(out)
     manifest: dict[str, dict] = {}
     variants = getattr(module, "variants", lambda: [])
-    for case in [*module.cases(), *(dataclasses.replace(v, variant=True) for v in variants())]:
+    for case in [*(w for c in module.cases() for w in _with_ways(c)),
+                 *(dataclasses.replace(v, variant=True) for v in variants())]:
         model = case.module.eval()
         with torch.no_grad():
             result = model(*case.inputs)
         results = result if isinstance(result, (tuple, list)) else (result,)
+        case = dataclasses.replace(case, input_names=case.input_names or [f"in{i}" for i in range(len(case.inputs))],
+                                   output_names=case.output_names or [f"out{i}" for i in range(len(results))])
         onnx_path = outdir / f"{case.name}.onnx"
         try:
             torch.onnx.export(model, case.inputs, str(onnx_path), dynamo=case.dynamo, opset_version=case.opset,

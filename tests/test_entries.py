@@ -143,8 +143,8 @@ def test_kb_new_scaffolds_an_entry_whose_placeholders_fail_until_filled_in(fixtu
     entry = load_entry(folder)
     assert (entry.meta.id, entry.meta.engines) == ("KB904", ["mnn"])
     checks = load_checks(entry)
-    (check,) = checks.items.values()
-    assert check.engine == "mnn"
+    check, *ways = checks.items.values()  # the trigger case's check, then a variant for each way it is exported
+    assert check.engine == "mnn" and len(ways) == 8 and all(c.variant.startswith("trigger-") for c in ways)
     rec = run_check(entry, check)
     if engines.missing("mnn"):
         assert rec.verdict == "skipped"
@@ -182,6 +182,72 @@ def test_variant_names_are_read_from_the_source_or_refused(tmp_path, body, resul
     else:
         with pytest.raises(KBError, match=re.escape(result)):
             variant_names(repro)
+
+
+def test_the_ways_a_case_is_exported_are_variants_named_alike_in_the_source_and_the_export(tmp_path):
+    from kb.checks import variant_names
+    from kb.export import Case, _with_ways
+
+    repro = tmp_path / "repro.py"
+    repro.write_text('def cases():\n    yield Case("t", M(), (x,), dynamo=False, ways=["opset11", "opset13", "dynamo"])\n'
+                     'def variants():\n    yield Case("near", M())\n')
+    assert variant_names(repro) == ["t-opset11", "t-dynamo", "near"]  # opset 13 is the case's own way
+    made = _with_ways(Case("t", None, (), dynamo=False, ways=["opset11", "opset13", "dynamo"]))
+    assert [(c.name, c.opset, c.dynamo, c.variant) for c in made] == [
+        ("t", 13, False, False), ("t-opset11", 11, False, True), ("t-dynamo", 18, True, True)]
+    repro.write_text('def cases():\n    yield Case("t", M(), (x,), dynamo=DYN, ways=True)\n')
+    with pytest.raises(KBError, match="written as literals"):
+        variant_names(repro)
+    repro.write_text('def cases():\n    yield Case("t", M(), (x,), dynamo=False, ways=["opset99"])\n')
+    with pytest.raises(KBError, match="unknown ways"):
+        variant_names(repro)
+
+
+SMALLEST_PAGE = """---
+id: KB901
+title: "MNN: Round rounds halves away from zero"
+added: 2026-11-29
+engines: [mnn]
+components: [runtime]
+symptom: wrong-output
+trigger: [{name: round, summary: any Round, nodes: {r: {op: Round}}}]
+signatures: [{id: wrong-values, kind: mismatch, summary: "Round(0.5) gives 1, not 0"}]
+checks:
+  - {name: round-half, bug: [wrong-values], run: mnn, case: round}
+  - {variants: [wrong-values], run: mnn}
+---
+"""
+SMALLEST_REPRO = """import torch
+from kb.export import Case
+
+
+class Round(torch.nn.Module):
+    def forward(self, x):
+        return torch.round(x * 2)
+
+
+def cases():
+    yield Case("round", Round(), (torch.tensor([0.25, 0.75, 1.25, -0.25]),), dynamo=False, ways=True)
+"""
+
+
+def test_the_smallest_entry_is_25_lines_and_passes_every_contract(corpus):
+    from kb import engines
+
+    if engines.missing("mnn"):
+        pytest.skip("MNN is not installed")
+    folder = corpus / "repros" / "mnn-round-smallest"
+    folder.mkdir()
+    (folder / "README.md").write_text(SMALLEST_PAGE)
+    (folder / "repro.py").write_text(SMALLEST_REPRO)
+    assert (SMALLEST_PAGE + SMALLEST_REPRO).count("\n") <= 25
+    assert kb("check", "mnn-round-smallest").returncode == 1  # new: nothing accepted yet
+    assert kb("accept", "mnn-round-smallest").returncode == 0
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", str(folder)],
+                       capture_output=True, text=True, cwd=corpus, env=os.environ)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert re.search(r"PASSED \S+::contract\[scope\]", p.stdout), p.stdout[-3000:]
+    assert p.stdout.count("XFAIL") == 9  # the bug check and the 8 ways it is exported, all reproducing as accepted
 
 
 def test_a_parsed_page_is_kept_until_its_text_changes(fixture_entry, corpus, monkeypatch):
