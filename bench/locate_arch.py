@@ -12,6 +12,8 @@ the family's inputs, and judged against every entry that claims it:
 - `earlier`: a miss where every node of the claiming entries' matches comes after the located node in
   topological order: the engine stopped at another, earlier failure (the model has two); still a miss;
 - `untriggered`: a miss where no claiming entry's trigger matches any node of the file; still a miss;
+- `also`: a miss where a node of a claiming entry's match is among the other ops locate reports the converter
+  cannot convert (`unconverted`: what the user meets once the first failure is solved); still a miss;
 - per (run, entry): the same against that entry alone (a run two entries claim counts twice; only one can
   be the first failure).
 The exports must exist (`bench/scan_architectures.py` makes them); nothing is exported here.
@@ -92,9 +94,11 @@ def judge(run: dict, r) -> dict:
     earlier = best == "miss" and bool(claimed) and all(g.names.index(c) > i for c in claimed)
     # a miss where the claiming entries' triggers match no node of the model at all: no node locate names can hit
     untriggered = best == "miss" and not claimed
+    # a miss where a claiming entry's node is among the other ops locate says the converter cannot convert
+    also = best == "miss" and any(set(u["nodes"]) & claimed for u in getattr(r, "unconverted", []))
     return {**row, "located": name, "op": r.culprit["node"]["op"], "kind": r.culprit["kind"], "result": best,
             "per_entry": per, "known": bool({k["id"] for k in r.known} & set(per)), "earlier": earlier,
-            "untriggered": untriggered,
+            "untriggered": untriggered, "also": also,
             "named": [k["id"] for k in r.known]}
 
 
@@ -145,6 +149,7 @@ def main() -> None:
                "by_engine": {e: dict(c) for e, c in by_engine.items()}, "known": sum(bool(r.get("known")) for r in rows),
                "earlier": sum(bool(r.get("earlier")) for r in rows),
                "untriggered": sum(bool(r.get("untriggered")) for r in rows),
+               "also": sum(bool(r.get("also")) for r in rows),
                "median_s": times[len(times) // 2] if times else None, "max_s": times[-1] if times else None,
                "total_s": round(time.monotonic() - started, 1)}
     if args.json:
@@ -164,6 +169,11 @@ def main() -> None:
         print(f"of the misses, {len(earlier)} stop at a node before every node the claiming entries match (a first, "
               f"other failure; locate named {', '.join(sorted({k for r in earlier for k in r['named']})) or 'no entry'} "
               "there): " + ", ".join(f"{r['file']} ({r['engine']})" for r in earlier))
+    also = [r for r in rows if r.get("also")]
+    if also:
+        print(f"of the misses, {len(also)} name a claiming entry's node among the other ops the converter cannot "
+              "convert (locate's `unconverted`): " + ", ".join(f"{r['file']} ({r['engine']})" for r in also) + "; "
+              f"on, next to or named: {per_run['hit'] + per_run['near'] + len(also)}/{len(rows)}")
     untriggered = [r for r in rows if r.get("untriggered")]
     if untriggered:
         print(f"of the misses, {len(untriggered)} are of files where no claiming entry's trigger matches any node: "

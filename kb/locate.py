@@ -320,6 +320,7 @@ class Runner:
     def __init__(self, engine: str, work: Path, say: Say, timeout: float = STEP_TIMEOUT):
         self.engine, self.work, self.say, self.timeout = engine, work, say, timeout
         self.steps = 0
+        self.converter_said = ""  # the last conversion's output: the ops it says it cannot convert
         self.until = "run"
         self.again: Callable[[list[str]], dict[str, np.ndarray]] | None = None  # re-read the last model converted
 
@@ -351,6 +352,7 @@ class Runner:
         self.steps += 1
         self.say(f"mnnconvert {model.name}")
         step = convert_step(model, dst, timeout=self.timeout, cwd=self.work)  # it writes a scratch file in its cwd
+        self.converter_said = step.output
         if fate := _fate(step, "convert", missing=not dst.is_file()):
             return Read(fate)
         if self.until == "convert":
@@ -404,6 +406,7 @@ class Runner:
         self.say(f"onnx2ncnn {model.name}")
         step = child.run_command(f"onnx2ncnn {model.name}", [_tool(), str(model), str(param), str(bin)],
                                  timeout=self.timeout)
+        self.converter_said = step.output
         if fate := _fate(step, "convert", missing=not (param.is_file() and bin.is_file())):
             return Read(fate)
         if self.until == "convert":
@@ -442,6 +445,7 @@ class Runner:
                                                         f"ncnnparam={param}", f"ncnnbin={bin}", f"ncnnpy={py}",
                                                         "fp16=0"],
                                  cwd=work, timeout=self.timeout)
+        self.converter_said = step.output
         if fate := _fate(step, "convert", missing=not (param.is_file() and bin.is_file())):
             return Read(fate)
         if self.until == "convert":
@@ -546,6 +550,7 @@ class Located:
     unreadable: list[str]
     compared: int
     known: list[dict]
+    unconverted: list[dict]  # the other ops the converter says it cannot convert, with the entries they match
     notes: list[str]
     seconds: float
     steps: int
@@ -553,7 +558,7 @@ class Located:
     def json(self) -> dict:
         return {"model": str(self.model), "engine": {"name": self.engine, "version": self.version},
                 "culprit": self.culprit, "last_good": self.last_good, "unreadable": self.unreadable,
-                "compared": self.compared, "known": self.known, "notes": self.notes,
+                "compared": self.compared, "known": self.known, "unconverted": self.unconverted, "notes": self.notes,
                 "seconds": round(self.seconds, 2), "steps": self.steps}
 
 
@@ -680,6 +685,7 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
         runner = Runner(p.engine, work, say, timeout)
         tensors = [t for t, a in ref.items() if a.dtype.kind in "fiub" and t not in g.outputs]
         read = runner.read(g, g.path, feed, tensors)  # the user's own file (its external data too), as given
+        said = runner.converter_said
         notes += read.notes
         if no_ref and read.fate is None:
             raise KBError(g.path, f"{p.engine} runs it, but there is no reference to compare with: {no_ref}",
@@ -705,7 +711,8 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
         if culprit:
             say("matching the KB's entries around the culprit")
         known = known_entries(g, culprit, p.engine) if culprit else []
-    return Located(g.path, p.engine, p.version, culprit, last_good, unreadable, compared, known, notes,
+        others = unconverted(g, said, p.engine, culprit)
+    return Located(g.path, p.engine, p.version, culprit, last_good, unreadable, compared, known, others, notes,
                    time.monotonic() - p.started, runner.steps + 1)
 
 
@@ -1071,6 +1078,25 @@ def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
     return found
 
 
+def unconverted(g: Graph, said: str, engine: str, culprit: dict | None) -> list[dict]:
+    """The ops the converter's output says it cannot convert (the message pages' `unsupported_op`), other than
+    the culprit's: the first failure hides the next ones, which the user meets once it is solved."""
+    from kb import messages
+
+    pages = [m for m in messages.load_all().values() if m.unsupported_op]
+    lines = {op: line.strip() for line in said.splitlines() for m in pages for op in messages.named_ops(m, line)}
+    first = (culprit or {}).get("node") or {}
+    found = []
+    for op, line in lines.items():
+        nodes = [i for i, n in enumerate(g.nodes) if n.op_type == op]
+        if not nodes or op == first.get("op"):
+            continue
+        like = {"node": g.node_json(nodes[0]), "kind": "convert-error", "stage": "convert", "error": line}
+        found.append({"op": op, "nodes": [g.names[i] for i in nodes], "line": line,
+                      "known": known_entries(g, like, engine)})
+    return found
+
+
 # -------------------------------------------------------------------------------------------------- text
 
 def as_text(r: Located) -> str:
@@ -1121,6 +1147,11 @@ def as_text(r: Located) -> str:
                 lines.append(f"{k['id']} {rel} ({k['title']}): {k['url']}")
         else:
             lines.append("no known entry: a new problem? (kb new SLUG --engine ...)")
+    for u in r.unconverted:
+        n = len(u["nodes"])
+        named = "; ".join(f"{k['id']} matches it ({k['title']}): {k['url']}" for k in u["known"]) or "no known entry"
+        lines.append(f"also not converted ({u['line']}): {u['op']}, {n} node{'s' * (n != 1)} from {u['nodes'][0]!r}; "
+                     f"{named}")
     if r.unreadable:
         shown = ", ".join(r.unreadable[:8]) + (f", … (+{len(r.unreadable) - 8})" if len(r.unreadable) > 8 else "")
         lines.append(f"not readable (fused away or renamed): {shown}")

@@ -26,7 +26,8 @@ from kb.match import codes
 
 ROOT = Path(__file__).resolve().parent.parent
 F = TensorProto.FLOAT
-ENTRIES = ["ncnn-onnx2ncnn-hardswish-alpha", "mnn-lstm-single-output-crash", "ncnn-onnx2ncnn-external-data"]
+ENTRIES = ["ncnn-onnx2ncnn-hardswish-alpha", "mnn-lstm-single-output-crash", "ncnn-onnx2ncnn-external-data",
+           "ncnn-onnx2ncnn-dynamic-shape-ops"]
 
 
 @pytest.fixture
@@ -234,6 +235,22 @@ def mixed(ops: list[str]) -> L.Graph:
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [4])],
                           [helper.make_tensor_value_info(f"t{len(ops) - 1}", F, [4])])
     return L.Graph.of(helper.make_model(g), Path("mixed.onnx"))
+
+
+def test_the_other_ops_the_converter_cannot_convert_are_named_with_their_entries(real_kb):
+    # a custom op fails first; onnx2ncnn also said it cannot convert a Shape further on, which KB016 describes
+    nodes = [helper.make_node("FeatureConversion", ["x"], ["f"], name="custom", domain="custom"),
+             helper.make_node("Shape", ["f"], ["s"], name="shape"),
+             helper.make_node("Reshape", ["f", "s"], ["y"], name="reshape")]
+    g = L.Graph.of(helper.make_model(helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", F, [1, 4])], [helper.make_tensor_value_info("y", F, [1, 4])])),
+        Path("two.onnx"))
+    said = "FeatureConversion not supported yet!\nShape not supported yet!\n"
+    culprit = {"node": g.node_json(0), "kind": "load-error", "stage": "load"}
+    (u,) = L.unconverted(g, said, "onnx2ncnn", culprit)
+    assert (u["op"], u["nodes"], u["line"]) == ("Shape", ["shape"], "Shape not supported yet!")
+    assert [k["id"] for k in u["known"]] == ["KB016"]
+    assert L.unconverted(g, "", "onnx2ncnn", culprit) == []  # nothing said, nothing named
 
 
 def test_bisection_keeps_the_smallest_prefix_that_fails_the_same_way(tmp_path):
