@@ -37,5 +37,7 @@ def variants():
     yield Case("deconv3d-stride1", seeded(nn.ConvTranspose3d, 2, 2, 3), (randn(1, 2, 3, 4, 5),), opset=17, dynamo=False)
     yield Case("deconv3d-pad-c8", seeded(nn.ConvTranspose3d, 8, 4, 4, stride=2, padding=1), (randn(1, 8, 4, 6, 6),),
                opset=17, dynamo=False)
+    yield Case("deconv3d-one-channel", seeded(nn.ConvTranspose3d, 1, 2, 3), (randn(1, 1, 3, 4, 5),), opset=17,
+               dynamo=False)  # onnx's test_convtranspose_3d
     yield Case("deconv2d", seeded(nn.ConvTranspose2d, 2, 2, 3, stride=2), (randn(1, 2, 4, 5),), opset=17, dynamo=False)
     yield Case("conv3d", seeded(nn.Conv3d, 2, 2, 3), (randn(1, 2, 5, 6, 7),), opset=17, dynamo=False)
