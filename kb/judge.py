@@ -46,7 +46,8 @@ def seen(sig: Signature, ev: Evidence, generic: bool = False) -> str | None:
             if _in_step(sig, step):
                 for line in step.output.splitlines():
                     if rx.search(line):
-                        return f"{step.name}: {line.strip()}"
+                        died = f" (then killed by {step.signal})" if step is ev.failed and step.signal else ""
+                        return f"{step.name}: {line.strip()}{died}"
         if sig.or_signal:
             return _killed(sig, sig.or_signal, ev.failed)
     elif sig.kind == "crash":

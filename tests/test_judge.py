@@ -36,6 +36,12 @@ def test_log_signature_reproduces_even_when_the_step_exits_zero():
     assert "These Op Not Support: ONNX::MyOp" in j.detail
 
 
+def test_a_log_line_of_a_step_that_then_crashed_says_so():
+    s = step("These Op Not Support: ONNX::MyOp", rc=-11, signal="SIGSEGV")
+    j = judge("bug", ["unsupported-op"], META, Evidence([s], s, None))
+    assert j.detail == "mnnconvert m.onnx: These Op Not Support: ONNX::MyOp (then killed by SIGSEGV)"
+
+
 def test_first_listed_signature_wins():
     s = StepResult("onnxruntime fake-convert", "c", 1, None, False, 0.1,
                    "These Op Not Support: ONNX::FakeWidget\nBroad cast error, dim1 = 512, dim2 = 64")
