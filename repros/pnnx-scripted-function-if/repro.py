@@ -55,16 +55,14 @@ class Net(nn.Module):
         return torch.relu(self.linear(self.fn(x)))
 
 
-def case(name, *args, **kw):
-    flags = {"trigger": kw.pop("trigger")} if "trigger" in kw else {}
-    return Case(name, seeded(Net, *args, **kw), (randn(1, 4),), opset=17, dynamo=False, torchscript=True, **flags)
+def case(name, *args, trigger=True, rewrites=None, **kw):
+    return Case(name, seeded(Net, *args, **kw), (randn(1, 4),), opset=17, dynamo=False, torchscript=True,
+                trigger=trigger, rewrites=rewrites)
 
 
 def cases():
     yield case("script-if", "signed")
-    # the workaround: the same function not scripted, so tracing records the branch the input takes
-    yield Case("traced-if", seeded(Net, "signed", script=False), (randn(1, 4),), opset=17, dynamo=False,
-               torchscript=True, trigger=False, rewrites="script-if")
+    yield case("traced-if", "signed", script=False, trigger=False, rewrites="script-if")  # the workaround
 
 
 def variants():
