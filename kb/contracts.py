@@ -116,7 +116,8 @@ def ledger(entry: Entry, checks: Checks) -> str | None:
 def scope(entry: Entry, checks: Checks) -> str | None:
     """The trigger pattern matches every variant the engine reproduces on the newest release accepted, and
     no variant it is fixed on; a variant that fails another way (differs) may match. At least 8 variants.
-    An entry without a trigger (`untriggered`, or a user error) has no scope to measure."""
+    An entry without a trigger (`untriggered`, or a user error) has no scope to measure, and a regression guard
+    none while no variant reproduces."""
     import onnx
 
     from kb import expectations
