@@ -65,7 +65,7 @@ class Artifacts:
 # Everything the export path runs: the exporters (dynamo's onnxscript), onnxsim, onnxruntime's
 # quantizer and numpy's savez; and kb's own code on that path. A change to any of them re-exports.
 EXPORT_PACKAGES = ("torch", "onnx", "onnxscript", "onnxsim", "onnxruntime", "numpy")
-EXPORT_CODE = ("export.py", "workers/onnxruntime.py")
+EXPORT_CODE = ("export.py", "ways.py", "workers/onnxruntime.py")
 
 
 def _key(entry: Entry) -> str:

@@ -150,7 +150,7 @@ def add_rows(checks: Checks, rows) -> None:
 
 def variant_names(repro: Path) -> list[str]:
     """The names of the variants, read from the source (no torch): first each way a case of `cases()` is also
-    exported (`Case("<name>", ..., ways=True)`, kb.export.WAYS), then the cases `variants()` yields: each
+    exported (`Case("<name>", ..., ways=True)`, kb.ways), then the cases `variants()` yields: each
     `Case("<name>", ...)`, a call of one of repro.py's own functions with the name first (`yield
     case("<name>", ...)`), and the cases of a function of kb.blocks it yields from (`yield from fp16_variants()`)."""
     tree = ast.parse(repro.read_text(encoding="utf-8"))
@@ -164,11 +164,8 @@ def variant_names(repro: Path) -> list[str]:
 
 def _ways(source: Path, tree: ast.Module) -> list[str]:
     """The variants of the cases of `cases()` exported other ways (a literal `ways=` and literal settings)."""
-    import dataclasses
+    from kb.ways import OPSET, ways_of
 
-    from kb.export import Case, ways_of
-
-    default = {f.name: ast.Constant(f.default) for f in dataclasses.fields(Case) if f.name in ("opset", "simplify")}
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "cases"), None)
     names = []
     for node in ast.walk(fn) if fn else ():
@@ -177,8 +174,8 @@ def _ways(source: Path, tree: ast.Module) -> list[str]:
             continue
         try:
             args = dict(name=ast.literal_eval(node.args[0]), ways=ast.literal_eval(kw["ways"]),
-                        opset=ast.literal_eval(kw.get("opset", default["opset"])), dynamo=ast.literal_eval(kw["dynamo"]),
-                        simplify=ast.literal_eval(kw.get("simplify", default["simplify"])))
+                        opset=ast.literal_eval(kw.get("opset", ast.Constant(OPSET))), dynamo=ast.literal_eval(kw["dynamo"]),
+                        simplify=ast.literal_eval(kw.get("simplify", ast.Constant(False))))
             names += ways_of(**args)
         except (ValueError, IndexError, KeyError) as e:
             raise KBError(source, f"line {node.lineno}: a case with ways= needs its name, ways, opset, dynamo and "

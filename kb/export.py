@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kb.ways import OPSET, WAYS, ways_of
+
 
 @dataclass
 class Case:
@@ -23,7 +25,7 @@ class Case:
     inputs: tuple  # example input tensors
     input_names: list[str] | None = None  # default: in0, in1, ...
     output_names: list[str] | None = None  # default: out0, out1, ...
-    opset: int = 13
+    opset: int = OPSET
     dynamo: bool = field(kw_only=True)  # required: torch 2.13's default exporter (dynamo) rewrites graphs
     trigger: bool = True  # False for control models, which must NOT contain the trigger pattern
     # A workaround's model: the name of the case it rewrites. It must be fed the same inputs, and its
@@ -41,26 +43,8 @@ class Case:
     # A change to the exported graph, in place (onnx.ModelProto -> None), for a graph torch never writes but
     # another tool does (an attribute left at its default, say). Applied last; the case's ONNX file is the result.
     edit: Any = None
-    # Also export the model each other way users do (WAYS, or the names listed), as variants <name>-<way>.
+    # Also export the model each other way users do (kb.ways.WAYS, or the names listed), as variants <name>-<way>.
     ways: bool | list[str] = False
-
-
-# The ways users export one model: (opset, dynamo, onnx-simplifier). A variant each, labelled by the engine.
-WAYS = {
-    "opset11": (11, False, False), "opset13": (13, False, False), "opset15": (15, False, False),
-    "opset17": (17, False, False), "opset18": (18, False, False), "dynamo": (18, True, False),
-    "opset13-onnxsim": (13, False, True), "opset17-onnxsim": (17, False, True), "dynamo-onnxsim": (18, True, True),
-}
-
-
-def ways_of(name: str, ways: bool | list[str], opset: int, dynamo: bool, simplify: bool) -> dict[str, str]:
-    """{variant name: way} for a case's `ways`, leaving out the way the case itself is exported. Read from the
-    syntax tree too (kb.checks), so a check exists for each without importing torch."""
-    chosen = list(WAYS) if ways is True else list(ways or ())
-    unknown = [w for w in chosen if w not in WAYS]
-    if unknown:
-        raise ValueError(f"case {name!r}: unknown ways {unknown}; known: {', '.join(WAYS)}")
-    return {f"{name}-{w}": w for w in chosen if WAYS[w] != (opset, dynamo, simplify)}
 
 
 def _with_ways(case: Case) -> list[Case]:
