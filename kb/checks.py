@@ -134,6 +134,8 @@ def add_rows(checks: Checks, rows) -> None:
         common = dict(engine=engine, needs=tuple(e for e in pipe.needs if e != engine),
                       **{k: getattr(row, k) for k in ("atol", "rtol", "range_tol", "attempts") if getattr(row, k) is not None})
         opts = row.settings()
+        if row.script and not (checks.dir / row.script).is_file():
+            raise KBError(checks.dir / "README.md", f"check {row.name!r}: no script {row.script!r} in the entry's folder")
         if row.variants is not None:
             for case in variant_names(checks.dir / "repro.py"):
                 if (row.match and not re.search(row.match, case)) or (row.skip and re.search(row.skip, case)):
@@ -200,6 +202,8 @@ def _yielded(source: Path, function: str) -> list[str]:
         if called in shared and id(node) in yielded:
             names += _yielded(Path(__file__).parent / "blocks.py", called)
         elif called == "Case" or (called in own and id(node) in yielded):
+            if function == "variants" and any(k.arg == "ways" for k in node.keywords):
+                raise KBError(source, f"line {node.lineno}: ways= is read in cases() only; a variant is one export")
             first = node.args[0] if node.args else None
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                 raise KBError(source, f"line {node.lineno}: a variant's name is computed; pass "

@@ -57,6 +57,12 @@ def _with_ways(case: Case) -> list[Case]:
     return out
 
 
+def _one_way(case: Case) -> Case:
+    if case.ways:
+        raise ValueError(f"variant {case.name!r}: ways= is read in cases() only; a variant is one export")
+    return case
+
+
 def export_entry(repro: str, out: str) -> dict:
     """Export every case of `repro` into folder `out`; return the manifest."""
     import numpy as np
@@ -71,7 +77,7 @@ def export_entry(repro: str, out: str) -> dict:
     manifest: dict[str, dict] = {}
     variants = getattr(module, "variants", lambda: [])
     for case in [*(w for c in module.cases() for w in _with_ways(c)),
-                 *(dataclasses.replace(v, variant=True) for v in variants())]:
+                 *(dataclasses.replace(_one_way(v), variant=True) for v in variants())]:
         model = case.module.eval()
         with torch.no_grad():
             result = model(*case.inputs)

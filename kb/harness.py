@@ -88,11 +88,12 @@ def _kb_sources() -> bytes:
 
 
 def inputs_digest(entry: Entry) -> str:
-    """What a verdict depends on besides the installed versions: the entry's reproducer, checks and front
-    matter, and kb's own code. A record is reused (a resumed matrix) only while this is unchanged."""
+    """What a verdict depends on besides the installed versions: the entry's Python (reproducer, checks, scripts a
+    check runs) and front matter, and kb's own code. A record is reused (a resumed matrix) only while this is
+    unchanged."""
     h = hashlib.sha256(_kb_sources())
-    for f in (entry.repro, entry.test):
-        h.update(f.read_bytes() if f.is_file() else b"")
+    for f in sorted(entry.dir.glob("*.py")):
+        h.update(f.name.encode() + f.read_bytes())
     h.update(entry.meta.model_dump_json().encode())
     return h.hexdigest()[:16]
 

@@ -20,6 +20,7 @@ class Pipeline:
     doc: str
     options: dict[str, str] = field(default_factory=dict)  # option -> what it sets
     call: Callable = None  # (session, case, **options) -> the engine's outputs
+    required: tuple[str, ...] = ()  # options a row must set
 
 
 def _onnx2ncnn(s, case, inputs=None, outputs=None, batch=None, options=None, cpu=None):
@@ -45,6 +46,10 @@ def _mnn(s, case, flags=(), cpu=None, precision="normal"):
 
 def _mnn_session(s, case, flags=(), cpu=None, precision="normal"):
     return s.mnn.run_session(s.mnn.convert(case, *flags), cpu=cpu, precision=precision)
+
+
+def _mnn_script(s, case, script, mode, flags=(), lists=False):
+    return s.mnn.script(case, s.entry.dir / script, mode, flags, lists)
 
 
 def _mnnquant(s, case, method="KL", samples=4, flags=(), cpu=None, precision="normal"):
@@ -79,6 +84,12 @@ PIPELINES = {p.name: p for p in (
     Pipeline("mnn", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Module API", _MNN, _mnn),
     Pipeline("mnn-session", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Session API", _MNN,
              _mnn_session),
+    Pipeline("mnn-script", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then a script of the entry (the user's "
+             "own MNN Python code) in a fresh Python, which saves the outputs (kb.engines.mnn.MNN.script)",
+             {"script": "the script, a file in the entry's folder, run by runpy with the globals MODEL, FEED, OUTPUTS, "
+                        "OUT and MODE", "mode": "MODE: what the script does this time",
+              "flags": _MNN["flags"], "lists": "true: INPUTS too, the inputs as Python lists (for code run without "
+                                               "numpy)"}, _mnn_script, ("script", "mode")),
     Pipeline("mnnquant", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then mnnquant (offline int8, calibrated on the "
              "case's input and seeded normals, MNN's \"sequence\" layout), then MNN's Module API",
              {**_MNN, "method": "mnnquant's feature_quantize_method: KL (default), EMA or ADMM",

@@ -224,6 +224,9 @@ class CheckRow(Strict):
     options: dict[str, bool | int] | None = None
     method: Literal["KL", "EMA", "ADMM"] | None = None
     samples: int | None = Field(None, ge=1, le=64)
+    script: str | None = Field(None, pattern=r"^[\w.-]+\.py$")  # a file in the entry's folder
+    mode: str | None = None
+    lists: bool | None = None
     atol: float | None = None
     rtol: float | None = None
     range_tol: float | None = None  # quantized outputs: max diff as a fraction of the output range
@@ -248,6 +251,9 @@ class CheckRow(Strict):
         wrong = [o for o in self.settings() if o not in PIPELINES[self.run].options]
         if wrong:
             raise ValueError(f"pipeline {self.run!r} takes no option {', '.join(wrong)}")
+        unset = [o for o in PIPELINES[self.run].required if o not in self.settings()]
+        if unset:
+            raise ValueError(f"pipeline {self.run!r} needs {', '.join(unset)}")
         if (self.match or self.skip) and self.variants is None:
             raise ValueError("match and skip select variants: only a variants row takes them")
         for pattern in (self.match, self.skip):
@@ -262,7 +268,8 @@ class CheckRow(Strict):
     def settings(self) -> dict:
         """The pipeline's options the row sets."""
         return {k: getattr(self, k) for k in ("source", "inputs", "outputs", "flags", "cpu", "precision", "fp16",
-                                              "batch", "options", "method", "samples") if getattr(self, k) is not None}
+                                              "batch", "options", "method", "samples", "script", "mode", "lists")
+                if getattr(self, k) is not None}
 
 
 class EntryMeta(Strict):

@@ -201,6 +201,13 @@ def test_the_ways_a_case_is_exported_are_variants_named_alike_in_the_source_and_
     repro.write_text('def cases():\n    yield Case("t", M(), (x,), dynamo=False, ways=["opset99"])\n')
     with pytest.raises(KBError, match="unknown ways"):
         variant_names(repro)
+    repro.write_text('def cases():\n    yield Case("t", M(), (x,))\ndef variants():\n    yield Case("v", M(), (x,), ways=True)\n')
+    with pytest.raises(KBError, match="line 4: ways= is read in cases"):  # a variant's ways would be dropped unsaid
+        variant_names(repro)
+    from kb.export import _one_way
+
+    with pytest.raises(ValueError, match="ways= is read in cases"):
+        _one_way(Case("v", None, (), dynamo=False, ways=True))
 
 
 SMALLEST_PAGE = """---

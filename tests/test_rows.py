@@ -56,6 +56,8 @@ def test_each_row_runs_its_own_case_and_options(fixture_entry, corpus):
     ("{name: x, bug: [all-nan], run: mnn, case: sqrt, source: onnx}", "pipeline 'mnn' takes no option source"),
     ("{name: x, bug: [all-nan], control: true, run: mnn, case: sqrt}", "exactly one of bug, variants, control"),
     ("{name: x, bug: [nope], run: mnn, case: sqrt}", "names unknown signature 'nope'"),
+    ("{name: x, bug: [all-nan], run: mnn-script, case: sqrt}", "pipeline 'mnn-script' needs script, mode"),
+    ("{name: x, bug: [all-nan], run: mnn-script, case: sqrt, script: nope.py, mode: m}", "no script 'nope.py'"),
 ])
 def test_a_wrong_row_is_one_line_naming_the_file(fixture_entry, corpus, row, says):
     folder = fixture_entry(NAN)

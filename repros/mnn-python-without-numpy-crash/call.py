@@ -1,5 +1,5 @@
 """Run a converted model as user code does, with numpy hidden (MODE no-numpy-*) or present (run by runpy in a
-child). Globals: MODEL, X (the input, a flat list), SHAPE, OUT, MODE. Each step prints when it is done."""
+child). Globals: MODEL, INPUTS ({name: (flat list, shape)}), OUT, MODE. Each step prints when it is done."""
 
 import sys
 
@@ -8,6 +8,7 @@ if MODE.startswith("no-numpy"):  # noqa: F821 -- set by the check
 import MNN.expr as F  # noqa: E402
 import MNN.nn as nn  # noqa: E402
 
+X, SHAPE = INPUTS["in0"]  # noqa: F821
 print("imported", flush=True)
 net = None
 if MODE == "no-numpy-load":  # noqa: F821 -- the model first
@@ -16,9 +17,9 @@ if MODE == "no-numpy-load":  # noqa: F821 -- the model first
 if MODE == "no-numpy-mnn-numpy":  # noqa: F821
     import MNN.numpy as mp
 
-    x = mp.array(X).reshape(SHAPE)  # noqa: F821
+    x = mp.array(X).reshape(SHAPE)
 else:
-    x = F.const(X, SHAPE, F.NCHW)  # noqa: F821
+    x = F.const(X, SHAPE, F.NCHW)
 print("input made", flush=True)
 net = net or nn.load_module_from_file(MODEL, ["in0"], ["out0"])  # noqa: F821
 y = list(F.convert(net.forward([x])[0], F.NCHW).read_as_tuple())
