@@ -30,11 +30,11 @@ def _onnx2ncnn(s, case, inputs=None, outputs=None, batch=None, options=None, cpu
     return s.ncnn.run(param, bin, case, list(inputs), list(outputs), batch=batch, options=options, cpu=cpu)
 
 
-def _pnnx(s, case, source=None, inputs=None, outputs=None, fp16=None, batch=None, options=None, cpu=None):
+def _pnnx(s, case, source=None, inputs=None, outputs=None, fp16=None, batch=None, options=None, cpu=None, flags=()):
     meta = s.artifacts.case(case)  # pnnx names the blobs in0, in1... and out0, out1... in the model's order
     source = source or ("torchscript" if meta.get("torchscript") else "onnx")
     model = s.artifacts.torchscript(case) if source == "torchscript" else s.artifacts.onnx(case)
-    param, bin = s.pnnx.convert(model, case, fp16=fp16)
+    param, bin = s.pnnx.convert(model, case, fp16=fp16, flags=flags)
     inputs = inputs or [f"in{i}" for i in range(len(meta["inputs"]))]
     outputs = outputs or [f"out{i}" for i in range(len(meta["outputs"]))]
     return s.ncnn.run(param, bin, case, list(inputs), list(outputs), batch=batch, options=options, cpu=cpu)
@@ -79,7 +79,8 @@ PIPELINES = {p.name: p for p in (
     Pipeline("pnnx", "pnnx", ("pnnx", "ncnn"),
              "pnnx on the case's traced TorchScript (or its ONNX), then ncnn, fed as pnnx's own script feeds it",
              {"source": "torchscript or onnx (default: torchscript where the case is traced too, else onnx)",
-              "fp16": "pnnx's fp16= (weights stored as fp16; default pnnx's own, on)", **_NCNN, "inputs": "ncnn input blob names (default: pnnx's, in0, in1... one per "
+              "fp16": "pnnx's fp16= (weights stored as fp16; default pnnx's own, on)",
+              "flags": "more of pnnx's key=value options, e.g. [optlevel=0]", **_NCNN, "inputs": "ncnn input blob names (default: pnnx's, in0, in1... one per "
               "input of the case)", "outputs": "ncnn output blob names (default: pnnx's, out0, out1...)"}, _pnnx),
     Pipeline("mnn", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Module API", _MNN, _mnn),
     Pipeline("mnn-session", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Session API", _MNN,

@@ -42,13 +42,15 @@ def test_each_row_runs_its_own_case_and_options(fixture_entry, corpus):
     folder = fixture_entry(NAN)
     to_rows(folder, "  - {name: sqrt, bug: [all-nan], run: onnxruntime, case: sqrt}\n"
                     "  - {name: abs, control: true, run: onnxruntime, case: sqrt-abs}\n"
-                    "  - {name: two, bug: [all-nan], run: pnnx, case: sqrt, source: onnx, inputs: [in0, in1]}\n")
+                    "  - {name: two, bug: [all-nan], run: pnnx, case: sqrt, source: onnx, inputs: [in0, in1]}\n"
+                    "  - {name: opt, bug: [all-nan], run: pnnx, case: sqrt, flags: [optlevel=0]}\n")
     e = entry(corpus, NAN)
     for checks in (declared_checks(e), load_checks(e)):
         fns = {n: (c.fn.keywords, c.engines) for n, c in checks.items.items()}
         assert fns == {"sqrt": ({"case": "sqrt"}, ("onnxruntime",)),
                        "abs": ({"case": "sqrt-abs"}, ("onnxruntime",)),
-                       "two": ({"case": "sqrt", "source": "onnx", "inputs": ["in0", "in1"]}, ("pnnx", "ncnn"))}
+                       "two": ({"case": "sqrt", "source": "onnx", "inputs": ["in0", "in1"]}, ("pnnx", "ncnn")),
+                       "opt": ({"case": "sqrt", "flags": ["optlevel=0"]}, ("pnnx", "ncnn"))}
 
 
 @pytest.mark.parametrize("row, says", [
@@ -57,6 +59,7 @@ def test_each_row_runs_its_own_case_and_options(fixture_entry, corpus):
     ("{name: x, bug: [all-nan], control: true, run: mnn, case: sqrt}", "exactly one of bug, variants, control"),
     ("{name: x, bug: [nope], run: mnn, case: sqrt}", "names unknown signature 'nope'"),
     ("{name: x, bug: [all-nan], run: mnn-script, case: sqrt}", "pipeline 'mnn-script' needs script, mode"),
+    ("{name: x, bug: [all-nan], run: pnnx, case: sqrt, flags: [fp16=0]}", "kb does not set itself: fp16=0"),
     ("{name: x, bug: [all-nan], run: mnn-script, case: sqrt, script: nope.py, mode: m}", "no script 'nope.py'"),
 ])
 def test_a_wrong_row_is_one_line_naming_the_file(fixture_entry, corpus, row, says):
@@ -109,7 +112,7 @@ class _Stub:
 
         self.calls = []
         self.artifacts = NS(case=lambda c: meta, onnx=lambda c: f"{c}.onnx", torchscript=lambda c: f"{c}.pt")
-        self.pnnx = NS(convert=lambda model, case, fp16=None: self.calls.append(("pnnx", model)) or ("p", "b"))
+        self.pnnx = NS(convert=lambda model, case, fp16=None, flags=(): self.calls.append(("pnnx", model)) or ("p", "b"))
         self.onnx2ncnn = NS(convert=lambda model: self.calls.append(("onnx2ncnn", model)) or ("p", "b"))
         self.ncnn = NS(run=lambda param, bin, case, inputs, outputs, **kw: self.calls.append(("ncnn", inputs, outputs)))
 

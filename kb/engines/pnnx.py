@@ -69,10 +69,11 @@ def feeding(param: Path) -> Feeding | None:
 
 
 def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None = None,
-                 timeout: float = 300, memory: int | None = None) -> tuple[StepResult, Path, Path]:
+                 timeout: float = 300, memory: int | None = None, flags=()) -> tuple[StepResult, Path, Path]:
     """pnnx `model` (.pt or .onnx, copied into `work`, where pnnx writes its outputs) with input shapes `shapes`
-    (pnnx's inputshape= items, e.g. "[1,3,4,5]"), in a child; return the step and the ncnn (param, bin) it
-    should have written. Session-free, so kb.conform converts exactly as the checks do."""
+    (pnnx's inputshape= items, e.g. "[1,3,4,5]") and pnnx's own `flags` (e.g. "optlevel=0"), in a child; return
+    the step and the ncnn (param, bin) it should have written. Session-free, so kb.conform converts exactly as
+    the checks do."""
     import pnnx
 
     work.mkdir(parents=True, exist_ok=True)
@@ -86,26 +87,27 @@ def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None =
     py = script_for(param)
     # Named explicitly: pnnx otherwise derives names from the input's, with '-' turned into '_'.
     argv = [pnnx.EXEC_PATH, str(src), f"inputshape={shape}", f"ncnnparam={param}", f"ncnnbin={bin}",
-            f"ncnnpy={py}"] + ([] if fp16 is None else [f"fp16={int(fp16)}"])
+            f"ncnnpy={py}"] + ([] if fp16 is None else [f"fp16={int(fp16)}"]) + list(flags)
     step = run_command(f"pnnx {model.name}", argv, cwd=work, timeout=timeout, memory=memory,
-                       shown=f"pnnx {model.name} inputshape={shape} ncnnparam={param.name} "
-                             f"ncnnbin={bin.name} ncnnpy={py.name}" + ("" if fp16 is None else f" fp16={int(fp16)}"))
+                       shown=" ".join([f"pnnx {model.name} inputshape={shape} ncnnparam={param.name} ncnnbin={bin.name} "
+                                       f"ncnnpy={py.name}", *([] if fp16 is None else [f"fp16={int(fp16)}"]), *flags]))
     return step, param, bin
 
 
 class PNNX(Engine):
     name = "pnnx"
 
-    def convert(self, model: Path, case: str, fp16: bool | None = None) -> tuple[Path, Path]:
+    def convert(self, model: Path, case: str, fp16: bool | None = None, flags=()) -> tuple[Path, Path]:
         """Convert a .pt or .onnx file; return the ncnn (param, bin) it writes. `fp16`: pnnx's fp16= option
-        (weights stored as fp16 in the .bin; pnnx's default is on), else pnnx's default.
+        (weights stored as fp16 in the .bin; pnnx's default is on), else pnnx's default; `flags`: more of pnnx's
+        key=value options (optlevel=0, moduleop=...).
 
         pnnx also writes the *_ncnn.py that runs them (`script_for(param)`); `feeding(param)` reads from
         it whether each blob has a batch axis, which s.ncnn.run follows.
         """
         work = self.s.path(f"pnnx-{model.suffix[1:]}")
         shapes = [str(s).replace(" ", "") for s in self.s.artifacts.case(case)["inputs"].values()]
-        step, param, bin = convert_step(model, work, shapes, fp16)
+        step, param, bin = convert_step(model, work, shapes, fp16, flags=flags)
         self.s.step(step, produces=[param, bin])
         return param, bin
 
