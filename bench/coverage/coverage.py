@@ -22,11 +22,15 @@ user-error, unclear.
 A thread is *cited* when some file under repros/ (an entry's `upstream:` or page text, a message page)
 names its repo#number; the split is computed by scanning repros/ on every run.
 
+Every draw is re-mapped to the KB as it is; a thread whose class changed after its draw was mapped keeps its
+draw-time class in `first` and the date of the change in `remapped`. The all-draws block ends with the entry
+coverage (and coverage with pages) of the measurable bugs at draw time (`first` where set) next to now.
+
 Below each table: the class counts and the most frequent measurable missing families (what to add next).
 
 Run:  /work/main/.venv/bin/python bench/coverage/coverage.py [threads.yaml] [--top N]
-Exits 1 with warnings if a thread names an unknown entry, message or ledger case, lacks a field, or is
-drawn twice. Standard library + pyyaml only.
+Exits 1 with warnings if a thread names an unknown entry, message or ledger case, lacks a field, has a
+field not in FIELDS (or a bad `first` / `remapped`), or is drawn twice. Standard library + pyyaml only.
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ COVERED = ("entry", "message", "op")
 ENGINES = ["mnn", "ncnn", "onnx2ncnn", "pnnx"]
 # Which conformance ledgers an `op` thread of each engine may name (ncnn's runtime is reached through either converter).
 LEDGERS = {"mnn": ["mnn"], "onnx2ncnn": ["onnx2ncnn"], "pnnx": ["pnnx"], "ncnn": ["onnx2ncnn", "pnnx"]}
+# The fields a thread may have; `first` (the class when its draw was mapped) and `remapped` (the date it changed)
+# are set together, on threads re-mapped after their draw.
+FIELDS = {"ref", "draw", "query", "engine", "class", "first", "entry", "message", "op", "case", "family", "why", "remapped"}
 FAILING = {"crash", "fails to convert", "fails to run", "wrong shape", "wrong values"}
 
 # Entries being added while the draw was made (KB034-KB041); counted even if their folder is
@@ -161,6 +168,15 @@ def validate(threads: list[dict]) -> list[str]:
                 problems.append(f"{where}: op thread whose why does not name its op and case")
         if cls == "bug" and not t.get("family"):
             problems.append(f"{where}: bug without a family")
+        unknown = sorted(set(t) - FIELDS)
+        if unknown:
+            problems.append(f"{where}: unknown field(s) {', '.join(unknown)}")
+        if ("first" in t) != ("remapped" in t):
+            problems.append(f"{where}: first and remapped go together")
+        if "first" in t and (t["first"] not in CLASSES or t["first"] == cls):
+            problems.append(f"{where}: first {t['first']!r} is not another of {CLASSES}")
+        if "remapped" in t and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(t["remapped"])):
+            problems.append(f"{where}: remapped {t['remapped']!r} is not a date (YYYY-MM-DD)")
     return problems
 
 
@@ -190,7 +206,12 @@ def rates(ts: list[dict]) -> list[tuple[int, int]]:
             (pages, pages + c["bug"]), (pages, pages + bugs_m)]
 
 
-def report(title: str, threads: list[dict], cited: set[str], top: int) -> None:
+def at_draw_time(threads: list[dict]) -> list[dict]:
+    """The threads as labelled when their draw was mapped: `first` where a later remap changed the class."""
+    return [dict(t, **{"class": t["first"]}) if "first" in t else t for t in threads]
+
+
+def report(title: str, threads: list[dict], cited: set[str], top: int, history: bool = False) -> None:
     c = Counter(t["class"] for t in threads)
     bugs = [t for t in threads if t["class"] == "bug"]
     away = Counter(w for t in bugs if (w := not_here(t.get("family", ""))))
@@ -224,6 +245,17 @@ def report(title: str, threads: list[dict], cited: set[str], top: int) -> None:
         for fam, ts in shown:
             engines = "/".join(sorted({t["engine"] for t in ts}))
             print(f"    {len(ts):2d}  {fam:<36} [{engines}]  " + ", ".join(t["ref"] for t in ts))
+    if history:
+        moved = sum(1 for t in threads if "first" in t)
+        print(f"  measurable bugs at draw time (`first` where set, {moved} threads remapped since) -> now:")
+        print(f"  {'engine':<9} {'entry: at draw time':<21} {'  now':<21} {'with pages: at draw':<21} {'  now':<21}")
+        then_all = at_draw_time(threads)
+        for eng in ENGINES + ["all"]:
+            now = threads if eng == "all" else [t for t in threads if t["engine"] == eng]
+            then = then_all if eng == "all" else [t for t in then_all if t["engine"] == eng]
+            (_, _), (ek0, en0), (_, _), (pk0, pn0) = rates(then)
+            (_, _), (ek1, en1), (_, _), (pk1, pn1) = rates(now)
+            print(f"  {eng:<9} " + " ".join(ratio(k, n) for k, n in ((ek0, en0), (ek1, en1), (pk0, pn0), (pk1, pn1))))
     print()
 
 
@@ -250,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         q = f", {queries[draw]} queries" if draw in queries else ""
         report(f"draw {draw}{q}", ts, cited, args.top)
     if len(draw_ids) > 1:
-        report("all draws together", threads, cited, args.top)
+        report("all draws together", threads, cited, args.top, history=True)
     return 1 if problems else 0
 
 
