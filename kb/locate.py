@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -399,13 +398,12 @@ class Runner:
 
     # -- onnx2ncnn: .param/.bin, then ncnn extracts every blob named after an ONNX tensor
     def _onnx2ncnn(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
-        from kb.engines.onnx2ncnn import _tool
+        from kb.engines.onnx2ncnn import convert_step
 
         param, bin = self.work / f"{model.stem}.param", self.work / f"{model.stem}.bin"
         self.steps += 1
         self.say(f"onnx2ncnn {model.name}")
-        step = child.run_command(f"onnx2ncnn {model.name}", [_tool(), str(model), str(param), str(bin)],
-                                 timeout=self.timeout)
+        step = convert_step(model, param, bin, timeout=self.timeout)
         self.converter_said = step.output
         if fate := _fate(step, "convert", missing=not (param.is_file() and bin.is_file())):
             return Read(fate)
@@ -422,29 +420,17 @@ class Runner:
 
     # -- pnnx from ONNX: blobs are renamed (in0, 1, 2, ..., out0): inputs and outputs by position, others by value
     def _pnnx(self, g: Graph, model: Path, feed: Path, wanted: list[str]) -> Read:
-        import pnnx
+        from kb.engines.pnnx import convert_step, read_feeding, script_for
 
-        from kb.engines.pnnx import read_feeding
-
-        work = self.work / f"pnnx-{model.stem}"
-        work.mkdir(exist_ok=True)
-        src = work / model.name
-        shutil.copy(model, src)
-        for data in g.external:  # pnnx reads them beside the model
-            if (model.parent / data).is_file() and not (work / data).exists():
-                (work / data).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(model.parent / data, work / data)
         with np.load(feed) as z:
-            shapes = ",".join(f"[{','.join(map(str, z[t].shape))}]{_pnnx_type(z[t].dtype)}" for t in g.inputs)
-        param, bin, py = work / f"{src.stem}.ncnn.param", work / f"{src.stem}.ncnn.bin", work / f"{src.stem}_ncnn.py"
+            shapes = [f"[{','.join(map(str, z[t].shape))}]{_pnnx_type(z[t].dtype)}" for t in g.inputs]
         self.steps += 1
         self.say(f"pnnx {model.name}")
         # fp16=0: pnnx stores weights as fp16 by default, which moves every value by ~1e-3 and would hide the
         # node that goes wrong behind the first one with weights
-        step = child.run_command(f"pnnx {model.name}", [pnnx.EXEC_PATH, str(src), f"inputshape={shapes}",
-                                                        f"ncnnparam={param}", f"ncnnbin={bin}", f"ncnnpy={py}",
-                                                        "fp16=0"],
-                                 cwd=work, timeout=self.timeout)
+        step, param, bin = convert_step(model, self.work / f"pnnx-{model.stem}", shapes, fp16=False,
+                                        timeout=self.timeout, external=g.external)
+        py = script_for(param)
         self.converter_said = step.output
         if fate := _fate(step, "convert", missing=not (param.is_file() and bin.is_file())):
             return Read(fate)

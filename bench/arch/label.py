@@ -10,8 +10,8 @@ Pipelines (each step is its own child process with a timeout, kb.child):
   mnn-quant-ema/-kl    the float .mnn -> kb.workers.mnn:quantize (mnnquant, EMA / KL, calibration in
                        kb.engines.mnn.sequence_calibration) -> run; for the "cnn" and "rnn"
                        families' float files
-  onnx2ncnn            the onnx2ncnn binary -> kb.workers.ncnn:run (classic layout, no batch axis)
-  pnnx                 pnnx (from the ONNX file) -> kb.workers.ncnn:run (batch axis kept)
+  onnx2ncnn            kb.engines.onnx2ncnn.convert_step -> kb.workers.ncnn:run (classic layout, no batch axis)
+  pnnx                 kb.engines.pnnx.convert_step (from the ONNX file) -> kb.workers.ncnn:run (batch axis kept)
 Every pipeline's outputs are compared with onnxruntime on the same file (torch's outputs where
 onnxruntime cannot run the file, e.g. custom ops). Tolerance: the largest difference within 1% of
 the reference's largest magnitude for float pipelines, 10% where quantization is involved
@@ -156,10 +156,10 @@ class Pipeline:
         self.outcome: str | None = None
         self.signal: str | None = None
 
-    def step(self, result, produces: list[Path] = ()) -> bool:
+    def step(self, result, produces: list[Path] = (), label: str | None = None) -> bool:
         result.missing = [p.name for p in produces if not p.exists()]
         fate = "ok" if result.ok else result.fate()
-        self.steps.append({"step": self.clean(result.name), "fate": fate})
+        self.steps.append({"step": label or self.clean(result.name), "fate": fate})
         self.excerpts.append(f"$ {self.clean(result.command)}\n{_excerpt(result, self.clean, self.sigs)}\n[{fate}]")
         if not result.ok:
             self.signal = result.signal
@@ -196,7 +196,7 @@ def _sha(path: Path) -> str:
 
 def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] | None = None) -> dict:
     """Run every pipeline (or those in `only`) on one file; return {pipeline: evidence}."""
-    from kb.child import run_command, run_function
+    from kb.child import run_function
     from kb.compare import Outputs, compare
     from kb.engines import mnn
 
@@ -303,10 +303,11 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
     elif onnx2ncnn is None:
         result["onnx2ncnn"] = skipped("no onnx2ncnn binary")
     else:
+        from kb.engines.onnx2ncnn import convert_step
+
         p = Pipeline("onnx2ncnn", work, clean, sigs)
         param, bin_ = work / "onnx2ncnn.param", work / "onnx2ncnn.bin"
-        if p.step(run_command("onnx2ncnn", [str(onnx2ncnn), str(src), str(param), str(bin_)], timeout=120,
-                              shown=f"onnx2ncnn {src.name} {param.name} {bin_.name}"), [param, bin_]):
+        if p.step(convert_step(src, param, bin_, timeout=120), [param, bin_], label="onnx2ncnn"):
             out = work / "onnx2ncnn.out.npz"
             if p.step(_ncnn_run(param, bin_, f, out, list(f.input_shapes), f.outputs, batch=False), [out]):
                 result["onnx2ncnn"] = judge(p, out, "ncnn", tol)
@@ -317,20 +318,13 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
 
     # pnnx (from ONNX) + ncnn (blobs in0.., out0..; batch axis kept)
     if wanted("pnnx"):
-        import pnnx
+        from kb.engines.pnnx import convert_step, script_for
 
         p = Pipeline("pnnx", work, clean, sigs)
-        pdir = work / "pnnx"
-        pdir.mkdir()
-        psrc = pdir / src.name
-        shutil.copy(src, psrc)
-        param, bin_, py = pdir / "model.ncnn.param", pdir / "model.ncnn.bin", pdir / "model_ncnn.py"
-        shapes = ",".join(str(list(s)).replace(" ", "") for s in f.input_shapes.values())
-        argv = [pnnx.EXEC_PATH, str(psrc), f"inputshape={shapes}", f"ncnnparam={param}", f"ncnnbin={bin_}",
-                f"ncnnpy={py}"]
-        if p.step(run_command("pnnx", argv, cwd=pdir, timeout=300,
-                              shown=f"pnnx {src.name} inputshape={shapes} ncnnparam={param.name} ncnnbin={bin_.name}"),
-                  [param, bin_]):
+        shapes = [str(list(s)).replace(" ", "") for s in f.input_shapes.values()]
+        step, param, bin_ = convert_step(src, work / "pnnx", shapes, timeout=300)
+        py = script_for(param)
+        if p.step(step, [param, bin_], label="pnnx"):
             out = work / "pnnx.out.npz"
             blobs_in = [f"in{i}" for i in range(len(f.input_shapes))]
             blobs_out = [f"out{i}" for i in range(len(f.outputs))]
@@ -350,18 +344,11 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
 
 
 def _pnnx_batch_axes(script: Path | None) -> dict[str, int | None]:
-    """Per input blob, the batch axis pnnx's own <model>_ncnn.py squeezes (None: none), read with
-    kb.engines.pnnx.read_feeding where kb has it, else with the same regex for current pnnx."""
-    if script is None:
-        return {}
-    try:
-        from kb.engines.pnnx import read_feeding
+    """Per input blob, the batch axis pnnx's own <model>_ncnn.py squeezes (None: none)."""
+    from kb.engines.pnnx import read_feeding
 
-        feeding = read_feeding(script)
-        return dict(feeding.inputs) if feeding else {}
-    except ImportError:
-        found = re.findall(r'ex\.input\("(\w+)", ncnn\.Mat\(\w+\.numpy\(\), batch_index=(\d+)\)', script.read_text())
-        return {blob: (None if int(b) == 233 else int(b)) for blob, b in found}
+    feeding = read_feeding(script) if script else None
+    return dict(feeding.inputs) if feeding else {}
 
 
 def _pnnx_feed(f: File, script: Path | None, dst: Path) -> Path:

@@ -69,19 +69,23 @@ def feeding(param: Path) -> Feeding | None:
 
 
 def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None = None,
-                 timeout: float = 300, memory: int | None = None, flags=()) -> tuple[StepResult, Path, Path]:
+                 timeout: float = 300, memory: int | None = None, flags=(), external=()) -> tuple[StepResult, Path, Path]:
     """pnnx `model` (.pt or .onnx, copied into `work`, where pnnx writes its outputs) with input shapes `shapes`
-    (pnnx's inputshape= items, e.g. "[1,3,4,5]") and pnnx's own `flags` (e.g. "optlevel=0"), in a child; return
-    the step and the ncnn (param, bin) it should have written. Session-free, so kb.conform converts exactly as
-    the checks do."""
+    (pnnx's inputshape= items, e.g. "[1,3,4,5]" or "[1,7]i64") and pnnx's own `flags` (e.g. "optlevel=0"), in a
+    child; return the step and the ncnn (param, bin) it should have written. `external`: the model's external
+    data files (paths relative to it), copied beside it. Session-free, so kb.conform, kb.locate and bench/arch
+    convert exactly as the checks do."""
     import pnnx
 
     work.mkdir(parents=True, exist_ok=True)
     src = work / model.name  # pnnx writes its outputs next to its input
     shutil.copy(model, src)
-    data = model.with_name(model.name + ".data")  # torch's dynamo export keeps the weights beside the model
-    if data.is_file():
-        shutil.copy(data, work / data.name)
+    # torch's dynamo export keeps the weights beside the model as <model>.data
+    for name in dict.fromkeys([model.name + ".data", *external]):
+        data = model.parent / name
+        if data.is_file() and not (work / name).exists():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(data, work / name)
     shape = ",".join(shapes)
     param, bin = work / f"{src.stem}.ncnn.param", work / f"{src.stem}.ncnn.bin"
     py = script_for(param)
