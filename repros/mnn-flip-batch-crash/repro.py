@@ -15,20 +15,20 @@ def flip_by_index(t, dims):
 
 
 def cases():
-    x = randn(2, 3, 8, 6)
+    x = randn(2, 8, 32, 24)
     yield Case("flip", Fn(lambda t: torch.flip(t, [3])), (x,), opset=17, dynamo=False, ways=True)
     yield Case("flip-gather", Fn(lambda t: flip_by_index(t, [3])), (x,), opset=17, dynamo=False, trigger=False,
                rewrites="flip")
 
 
 def variants():
-    x = randn(2, 3, 8, 6, seed=2)
+    x = randn(2, 8, 32, 24, seed=2)
     yield Case("flip-h", Fn(lambda t: torch.flip(t, [2])), (x,), opset=17, dynamo=False)
     yield Case("flip-c", Fn(lambda t: torch.flip(t, [1])), (x,), opset=17, dynamo=False)
     yield Case("flip-batch", Fn(lambda t: torch.flip(t, [0])), (x,), opset=17, dynamo=False)
     yield Case("relu-flip", Fn(lambda t: torch.flip(torch.relu(t), [3])), (x,), opset=17, dynamo=False)
-    yield Case("flip-batch4", Fn(lambda t: torch.flip(t, [3])), (randn(4, 3, 8, 6),), opset=17, dynamo=False)
-    yield Case("flip-5d", Fn(lambda t: torch.flip(t, [4])), (randn(2, 3, 2, 4, 4),), opset=17, dynamo=False)
+    yield Case("flip-batch4", Fn(lambda t: torch.flip(t, [3])), (randn(4, 8, 32, 24),), opset=17, dynamo=False)
+    yield Case("flip-5d", Fn(lambda t: torch.flip(t, [4])), (randn(2, 8, 4, 16, 16),), opset=17, dynamo=False)
     # near misses: a positive step, and the flip written as a Gather
     yield Case("step2-near-miss", Fn(lambda t: t[:, :, ::2]), (x,), opset=17, dynamo=False)
     yield Case("gather-hw-near-miss", Fn(lambda t: flip_by_index(t, [2, 3])), (x,), opset=17, dynamo=False)
