@@ -201,3 +201,25 @@ def test_scan_gives_the_workaround_verified_for_the_release_with_its_limit(real,
     scan_command(str(path), ["ncnn==1.0.20261020"], True)
     (row, *_) = json.loads(capsys.readouterr().out)
     assert row["status"][0]["verified_workaround"]["id"] == "pnnx"
+
+
+KB125_LOG = """$ onnx2ncnn reflect-conv1d.onnx reflect-conv1d.param reflect-conv1d.bin
+ConstantOfShape not supported yet!
+Cast not supported yet!
+  # value 4
+Unsupported slice step !
+  # to=7
+Unknown data type 0
+[killed by SIGSEGV, 0.01s]
+"""
+
+
+def test_the_crash_that_stopped_the_run_outranks_the_lines_it_went_on_after(real, capsys):
+    """KB125's own log (onnx2ncnn prints its hash-ordered 'not supported' lines, then dies): the entry whose evidence
+    explains the crash comes first, before KB072 and KB017, whose lines the converter survived."""
+    root = real("ncnn-onnx2ncnn-reflect-pad-computed", "ncnn-onnx2ncnn-unconverted-ops", FOCUS)
+    (root / "issue.log").write_text(KB125_LOG, encoding="utf-8")
+    explain_command(str(root / "issue.log"), False)
+    text = capsys.readouterr().out
+    found = re.findall(r"^\d\. +(KB\d{3})", text, re.M)
+    assert found[:1] == ["KB125"] and {"KB072", "KB017"} <= set(found), text

@@ -70,6 +70,13 @@ class Explained:
         return list(dict.fromkeys(s.evidence_summary for s in self.entry.meta.signatures if s.evidence_summary))
 
     @property
+    def fatal(self) -> bool:
+        """Its evidence explains the crash the log shows: a crash signature of its own both matched and evidenced.
+        The crash is what stopped the user, so this ranks above earlier lines the run went on after (KB125)."""
+        crashed = {h.rule.sig.id for h in self.hits if h.rule.sig.kind == "crash"}
+        return any(ev.sig.id in crashed for ev in self.evidence)
+
+    @property
     def score(self) -> float:
         return sum(h.score for h in self.hits) + EVIDENCE * len(self.evidence) + PROSE_WEIGHT * self.prose
 
@@ -172,7 +179,8 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
         described += told
     if ruled_out is not None:
         ruled_out += sorted((x for x in refuted.values() if x.hits), key=lambda x: x.entry.meta.id)  # lines it shows
-    ranked = sorted(explained, key=lambda x: (x.confidence != MATCH, -x.score, -len(x.hits), x.entry.meta.id))
+    ranked = sorted(explained, key=lambda x: (x.confidence != MATCH, not x.fatal, -x.score, -len(x.hits),
+                                              x.entry.meta.id))
     return ranked, first_error or last
 
 
