@@ -7,7 +7,7 @@ X = torch.linspace(-100, 100, 21)
 
 
 def cases():
-    yield Case("softplus", Fn(F.softplus), (X,), dynamo=False, 
+    yield Case("softplus", Fn(F.softplus), (X,), dynamo=False,
                ways=["opset11", "opset15", "opset17", "opset18", "opset13-onnxsim", "opset17-onnxsim"])
     yield Case("stable-form", Fn(lambda t: torch.relu(t) + torch.log1p(torch.exp(-t.abs()))), (X,), dynamo=False,
                trigger=False, rewrites="softplus")
