@@ -76,10 +76,11 @@ def placeholders(data, at: str = "") -> list[str]:
 
 @functools.cache
 def _schema_code() -> bytes:
-    """The code a page is validated by: a change to it invalidates every cached parse."""
+    """The code a page is validated by (pipelines.py: a row's options): a change to it invalidates every cached
+    parse."""
     here = Path(__file__).parent
-    return b"".join((here / n).read_bytes() for n in ("schema.py", "pattern.py", "tags.py", "verdicts.py",
-                                                      "engines/__init__.py", "entries.py"))
+    return b"".join((here / n).read_bytes() for n in ("schema.py", "pipelines.py", "pattern.py", "tags.py",
+                                                      "verdicts.py", "engines/__init__.py", "entries.py"))
 
 
 def _parsed(page: Path) -> tuple[EntryMeta, str]:

@@ -8,6 +8,7 @@ none of them: a row is read without running anything.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -21,6 +22,7 @@ class Pipeline:
     options: dict[str, str] = field(default_factory=dict)  # option -> what it sets
     call: Callable = None  # (session, case, **options) -> the engine's outputs
     required: tuple[str, ...] = ()  # options a row must set
+    refuse: Callable = None  # (the row's options) -> why they are wrong, or ""
 
 
 def _onnx2ncnn(s, case, inputs=None, outputs=None, batch=None, options=None, cpu=None):
@@ -38,6 +40,15 @@ def _pnnx(s, case, source=None, inputs=None, outputs=None, fp16=None, batch=None
     inputs = inputs or [f"in{i}" for i in range(len(meta["inputs"]))]
     outputs = outputs or [f"out{i}" for i in range(len(meta["outputs"]))]
     return s.ncnn.run(param, bin, case, list(inputs), list(outputs), batch=batch, options=options, cpu=cpu)
+
+
+# pnnx's own key=value options; those kb sets itself are not a row's to set
+_PNNX_FLAG = re.compile(r"(?!(?:inputshape|ncnnparam|ncnnbin|ncnnpy|fp16)=)\w+=\S*")
+
+
+def _pnnx_refuse(opts: dict) -> str:
+    bad = [f for f in opts.get("flags", ()) if not _PNNX_FLAG.fullmatch(f)]
+    return f"pnnx flags are key=value options kb does not set itself: {', '.join(bad)}" if bad else ""
 
 
 def _mnn(s, case, flags=(), cpu=None, precision="normal"):
@@ -81,7 +92,8 @@ PIPELINES = {p.name: p for p in (
              {"source": "torchscript or onnx (default: torchscript where the case is traced too, else onnx)",
               "fp16": "pnnx's fp16= (weights stored as fp16; default pnnx's own, on)",
               "flags": "more of pnnx's key=value options, e.g. [optlevel=0]", **_NCNN, "inputs": "ncnn input blob names (default: pnnx's, in0, in1... one per "
-              "input of the case)", "outputs": "ncnn output blob names (default: pnnx's, out0, out1...)"}, _pnnx),
+              "input of the case)", "outputs": "ncnn output blob names (default: pnnx's, out0, out1...)"}, _pnnx,
+             refuse=_pnnx_refuse),
     Pipeline("mnn", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Module API", _MNN, _mnn),
     Pipeline("mnn-session", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then MNN's Session API", _MNN,
              _mnn_session),

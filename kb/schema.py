@@ -251,10 +251,9 @@ class CheckRow(Strict):
         wrong = [o for o in self.settings() if o not in PIPELINES[self.run].options]
         if wrong:
             raise ValueError(f"pipeline {self.run!r} takes no option {', '.join(wrong)}")
-        bad = [f for f in self.flags or () if self.run == "pnnx" and not re.fullmatch(r"(?!(inputshape|ncnnparam|ncnnbin|"
-               r"ncnnpy|fp16)=)\w+=\S*", f)]
-        if bad:
-            raise ValueError(f"pnnx flags are key=value options kb does not set itself: {', '.join(bad)}")
+        why = PIPELINES[self.run].refuse(self.settings()) if PIPELINES[self.run].refuse else ""
+        if why:
+            raise ValueError(why)
         unset = [o for o in PIPELINES[self.run].required if o not in self.settings()]
         if unset:
             raise ValueError(f"pipeline {self.run!r} needs {', '.join(unset)}")
