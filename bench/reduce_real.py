@@ -64,7 +64,7 @@ def main() -> None:
     ap.add_argument("--engine", action="append", choices=list(B.ENGINE_OF_RUN), help="default: all three")
     ap.add_argument("--entry", action="append", default=[])
     ap.add_argument("--limit", type=int, default=0, help="at most this many cases per engine")
-    ap.add_argument("--budget", type=float, default=60.0, help="kb reduce's time budget per model")
+    ap.add_argument("--budget", type=float, default=60.0, help="kb reduce's time budget per model (locating included)")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()

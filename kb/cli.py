@@ -423,7 +423,8 @@ def reduce(
                                                                 "expected outputs and report go beside it")] = "reduced.onnx",
     inputs: Annotated[Optional[str], typer.Option(help="an .npz with one array per model input; default: seeded "
                                                        "random")] = None,
-    budget: Annotated[float, typer.Option(help="seconds for the reduction (after locating)")] = 60.0,
+    budget: Annotated[float, typer.Option(help="seconds for locating and reducing together; the smallest "
+                                               "failing model found by then is kept")] = 60.0,
     tol: Annotated[Optional[float], typer.Option(help="allowed difference, as kb locate's --tol")] = None,
     timeout: Annotated[float, typer.Option(help="seconds for each engine step")] = 180.0,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,

@@ -536,7 +536,7 @@ class Located:
     unreadable: list[str]
     compared: int
     known: list[dict]
-    unconverted: list[dict]  # the other ops the converter says it cannot convert, with the entries they match
+    unconverted: list[dict]  # what else the converter says it cannot do (ops, an entry's own line), with entries
     notes: list[str]
     seconds: float
     steps: int
@@ -697,7 +697,7 @@ def locate(model: str | Prepared, engine: str = "", version: str | None = None, 
         if culprit:
             say("matching the KB's entries around the culprit")
         known = known_entries(g, culprit, p.engine) if culprit else []
-        others = unconverted(g, said, p.engine, culprit)
+        others = unconverted(g, said, p.engine, culprit, known)
     return Located(g.path, p.engine, p.version, culprit, last_good, unreadable, compared, known, others, notes,
                    time.monotonic() - p.started, runner.steps + 1)
 
@@ -1064,7 +1064,7 @@ def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
     return found
 
 
-def unconverted(g: Graph, said: str, engine: str, culprit: dict | None) -> list[dict]:
+def unconverted(g: Graph, said: str, engine: str, culprit: dict | None, known: list[dict] = ()) -> list[dict]:
     """The ops the converter's output says it cannot convert (the message pages' `unsupported_op`), other than
     the culprit's: the first failure hides the next ones, which the user meets once it is solved."""
     from kb import messages
@@ -1080,7 +1080,43 @@ def unconverted(g: Graph, said: str, engine: str, culprit: dict | None) -> list[
         like = {"node": g.node_json(nodes[0]), "kind": "convert-error", "stage": "convert", "error": line}
         found.append({"op": op, "nodes": [g.names[i] for i in nodes], "line": line,
                       "known": known_entries(g, like, engine)})
-    return found
+    return found + _reported(g, said, engine, known, found)
+
+
+_CONVERTERS = {"mnnconvert", "onnx2ncnn", "pnnx"}
+
+
+def _reported(g: Graph, said: str, engine: str, known: list[dict], found: list[dict]) -> list[dict]:
+    """Other problems the converter's output names: an entry's own log signature (of a message no other cause
+    shares) on a line the converter printed, with the nodes its trigger matches. The first failure hides
+    them, as it hides the ops it cannot convert."""
+    from kb import messages
+    from kb.entries import load_all
+    from kb.match.links import page_url
+    from kb.pattern import GraphIndex, match_graph
+
+    lines = [ln.strip() for ln in said.splitlines() if ln.strip()]
+    if not lines:
+        return []
+    generic = {m.id for m in messages.load_all().values() if m.generic}
+    seen = {k["id"] for k in known} | {k["id"] for u in found for k in u["known"]}
+    index = None
+    out = []
+    for e in load_all():
+        if e.meta.id in seen or not _concerns(list(e.meta.engines), engine):
+            continue
+        line = next((ln for s in e.meta.signatures if s.kind == "log" and s.message not in generic
+                     and (s.step is None or s.step in _CONVERTERS) for ln in lines if s.regex().search(ln)), None)
+        if line is None:
+            continue
+        index = index or GraphIndex((g.view or g.model).graph)
+        nodes = next(([n for n in g.names if n in set(m.nodes.values())] for p in e.meta.trigger
+                      for m in match_graph(p, index)), [])
+        ops = [g.nodes[g.names.index(n)].op_type for n in nodes]
+        out.append({"op": ops[-1] if ops else None, "nodes": nodes, "line": line,
+                    "known": [{"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug),
+                               "pattern": None, "nodes": {}, "on_culprit": False, "fits": True, "evidence": True}]})
+    return out
 
 
 # -------------------------------------------------------------------------------------------------- text
@@ -1136,8 +1172,8 @@ def as_text(r: Located) -> str:
     for u in r.unconverted:
         n = len(u["nodes"])
         named = "; ".join(f"{k['id']} matches it ({k['title']}): {k['url']}" for k in u["known"]) or "no known entry"
-        lines.append(f"also not converted ({u['line']}): {u['op']}, {n} node{'s' * (n != 1)} from {u['nodes'][0]!r}; "
-                     f"{named}")
+        where = f"{u['op']}, {n} node{'s' * (n != 1)} from {u['nodes'][0]!r}" if n else "no node its trigger matches"
+        lines.append(f"also not converted ({u['line']}): {where}; {named}")
     if r.unreadable:
         shown = ", ".join(r.unreadable[:8]) + (f", … (+{len(r.unreadable) - 8})" if len(r.unreadable) > 8 else "")
         lines.append(f"not readable (fused away or renamed): {shown}")

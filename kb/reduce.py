@@ -43,7 +43,8 @@ from kb.match import codes
 if TYPE_CHECKING:
     import onnx
 
-BUDGET = 60.0  # seconds for the reduction (locate's own run not counted)
+BUDGET = 60.0  # seconds for the whole command: locating, reducing and saving
+SAVING = 1.0  # of which kept for writing the files after the reduction
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MNN_COMMAND = "MNNConvert -f ONNX --modelFile {m} --MNNModel {s}.mnn --bizCode MNN"
 COMMANDS = {"mnn": MNN_COMMAND, "onnx2ncnn": "onnx2ncnn {m} {s}.param {s}.bin",
@@ -455,7 +456,8 @@ def run_reduction(p: L.Prepared, located: L.Located, budget: float, say: L.Say, 
     red.tries, red.kept = rd.tries, rd.kept
     red.seconds = time.monotonic() - started
     if red.budget_spent:
-        red.notes.append(f"the time budget ({budget:.0f} s) ran out: the smallest model found so far is kept")
+        red.notes.append(f"the time budget ran out after {budget:.0f} s of reducing: the smallest model found so far "
+                         "is kept")
     return red
 
 
@@ -580,7 +582,9 @@ def reduce(model: str | L.Prepared, engine: str = "", out: str | Path = "reduced
     kept: dict = {}  # onnxruntime's values on the whole model: locate's, not computed twice
     located = L.locate(p, tol=tol, say=lambda s: say(f"locating: {s}"), timeout=timeout, keep_reference=kept)
     with tempfile.TemporaryDirectory(prefix="kb-reduce-") as tmp:
-        red = run_reduction(p, located, budget, say, timeout, tol, Path(tmp), reference=kept)
+        # the budget is the whole command's, locating and saving included: what a user waits for
+        red = run_reduction(p, located, max(budget - located.seconds - SAVING, 1.0), say, timeout, tol, Path(tmp),
+                            reference=kept)
     if red.outcome is not None:
         save(red, Path(out), p.g.outside)
     return red

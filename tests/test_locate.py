@@ -27,7 +27,8 @@ from kb.match import codes
 ROOT = Path(__file__).resolve().parent.parent
 F = TensorProto.FLOAT
 ENTRIES = ["ncnn-onnx2ncnn-hardswish-alpha", "mnn-lstm-single-output-crash", "ncnn-onnx2ncnn-external-data",
-           "ncnn-onnx2ncnn-dynamic-shape-ops"]
+           "ncnn-onnx2ncnn-dynamic-shape-ops", "ncnn-onnx2ncnn-flatten-leading-axes",
+           "ncnn-onnx2ncnn-squeeze-unsqueeze-axes"]
 
 
 @pytest.fixture
@@ -251,6 +252,28 @@ def test_the_other_ops_the_converter_cannot_convert_are_named_with_their_entries
     assert (u["op"], u["nodes"], u["line"]) == ("Shape", ["shape"], "Shape not supported yet!")
     assert [k["id"] for k in u["known"]] == ["KB016"]
     assert L.unconverted(g, "", "onnx2ncnn", culprit) == []  # nothing said, nothing named
+
+
+def test_an_entrys_own_line_in_the_converters_output_names_it_with_its_nodes(real_kb):
+    # a custom op fails first; onnx2ncnn also printed KB108's own line, for the Flatten its trigger matches
+    nodes = [helper.make_node("FeatureConversion", ["x"], ["f"], name="custom", domain="custom"),
+             helper.make_node("Flatten", ["f"], ["y"], name="flat", axis=2)]
+    g = L.Graph.of(helper.make_model(helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", F, [1, 2, 3, 4])],
+        [helper.make_tensor_value_info("y", F, [2, 12])])), Path("two.onnx"))
+    culprit = {"node": g.node_json(0), "kind": "load-error", "stage": "load"}
+    said = "FeatureConversion not supported yet!\nUnsupported Flatten axis 2!\n"
+    (u,) = L.unconverted(g, said, "onnx2ncnn", culprit)
+    assert (u["op"], u["nodes"], u["line"]) == ("Flatten", ["flat"], "Unsupported Flatten axis 2!")
+    assert [k["id"] for k in u["known"]] == ["KB108"]
+    assert "Flatten, 1 node from 'flat'; KB108 matches it" in L.as_text(L.Located(
+        Path("two.onnx"), "onnx2ncnn", None, {**culprit, "attributes": {}, "inputs": [], "prefix_nodes": 1},
+        None, [], 0, [], [u], [], 1.0, 1))
+    # an entry already named for the culprit is not named again; a line of a generic message names none
+    known = [{"id": "KB108"}]
+    assert L.unconverted(g, said, "onnx2ncnn", culprit, known) == []
+    assert L.unconverted(g, "FeatureConversion not supported yet!\nUnsupported squeeze axes !\n", "onnx2ncnn",
+                         culprit) == []
 
 
 def test_bisection_keeps_the_smallest_prefix_that_fails_the_same_way(tmp_path):
