@@ -144,6 +144,41 @@ def _registry_once() -> None:
 
     from_torchlib.kb_once = True
     ONNXRegistry.from_torchlib = classmethod(from_torchlib)
+    _tables_once()
+
+
+def _tables_once() -> None:
+    """Two more tables every dynamo export rebuilds: the C++ composite ops it materializes (once per op namespace,
+    twice per export) and the ONNX-friendly decomposition table. Each is kept while what it is computed from
+    stays the same: the dispatcher's registrations, and the ops the registry implements."""
+    try:
+        from torch._export import utils as export_utils
+        from torch.onnx._internal.exporter import _decomp
+    except ImportError:
+        return
+    import torch
+
+    materialize = export_utils._materialize_cpp_cia_ops
+    done: set[tuple] = set()
+
+    def materialize_once() -> None:
+        key = tuple(torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd"))
+        if key not in done:
+            materialize()
+            done.add(key)
+
+    table = _decomp.create_onnx_friendly_decomposition_table
+    tables: dict = {}
+
+    def table_once(onnx_registered_ops):
+        # run_decompositions copies the table before it changes it
+        key = (frozenset(onnx_registered_ops), len(torch._decomp.decomposition_table))
+        if key not in tables:
+            tables[key] = table(onnx_registered_ops)
+        return tables[key]
+
+    export_utils._materialize_cpp_cia_ops = materialize_once
+    _decomp.create_onnx_friendly_decomposition_table = table_once
 
 
 def _check_rewrites(manifest: dict, outdir: Path) -> None:

@@ -1087,12 +1087,14 @@ _CONVERTERS = {"mnnconvert", "onnx2ncnn", "pnnx"}
 
 
 def _reported(g: Graph, said: str, engine: str, known: list[dict], found: list[dict]) -> list[dict]:
-    """Other problems the converter's output names: an entry's own log signature (of a message no other cause
-    shares) on a line the converter printed, with the nodes its trigger matches. The first failure hides
-    them, as it hides the ops it cannot convert."""
+    """Other problems the converter's output names: an entry's own log signature on a line the converter printed
+    (a message other causes print too only with the entry's own evidence in that output, as kb explain reads
+    it), with the nodes its trigger matches. The first failure hides them, as it hides the ops it cannot
+    convert."""
     from kb import messages
     from kb.entries import load_all
     from kb.match.links import page_url
+    from kb.match.rules import evidence
     from kb.pattern import GraphIndex, match_graph
 
     lines = [ln.strip() for ln in said.splitlines() if ln.strip()]
@@ -1105,8 +1107,8 @@ def _reported(g: Graph, said: str, engine: str, known: list[dict], found: list[d
     for e in load_all():
         if e.meta.id in seen or not _concerns(list(e.meta.engines), engine):
             continue
-        line = next((ln for s in e.meta.signatures if s.kind == "log" and s.message not in generic
-                     and (s.step is None or s.step in _CONVERTERS) for ln in lines if s.regex().search(ln)), None)
+        line = next((ln for s in e.meta.signatures if s.kind == "log" and (s.step is None or s.step in _CONVERTERS)
+                     and (s.message not in generic or evidence(e, said)) for ln in lines if s.regex().search(ln)), None)
         if line is None:
             continue
         index = index or GraphIndex((g.view or g.model).graph)

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 F = TensorProto.FLOAT
 ENTRIES = ["ncnn-onnx2ncnn-hardswish-alpha", "mnn-lstm-single-output-crash", "ncnn-onnx2ncnn-external-data",
            "ncnn-onnx2ncnn-dynamic-shape-ops", "ncnn-onnx2ncnn-flatten-leading-axes",
-           "ncnn-onnx2ncnn-squeeze-unsqueeze-axes"]
+           "ncnn-onnx2ncnn-squeeze-unsqueeze-axes", "pnnx-binaryop-batch-axis-mismatch"]
 
 
 @pytest.fixture
@@ -269,11 +269,15 @@ def test_an_entrys_own_line_in_the_converters_output_names_it_with_its_nodes(rea
     assert "Flatten, 1 node from 'flat'; KB108 matches it" in L.as_text(L.Located(
         Path("two.onnx"), "onnx2ncnn", None, {**culprit, "attributes": {}, "inputs": [], "prefix_nodes": 1},
         None, [], 0, [], [u], [], 1.0, 1))
-    # an entry already named for the culprit is not named again; a line of a generic message names none
+    # an entry already named for the culprit is not named again; a line of a generic message names none alone
     known = [{"id": "KB108"}]
     assert L.unconverted(g, said, "onnx2ncnn", culprit, known) == []
     assert L.unconverted(g, "FeatureConversion not supported yet!\nUnsupported squeeze axes !\n", "onnx2ncnn",
                          culprit) == []
+    # with the entry's own evidence in the output, it does (KB071: the axes are 1 and 0)
+    line = "binaryop broadcast across batch axis 1 and 0 is not supported"
+    assert [k["id"] for u in L.unconverted(g, line, "pnnx", culprit) for k in u["known"]] == ["KB071"]
+    assert L.unconverted(g, line.replace("1 and 0", "233 and 0"), "pnnx", culprit) == []
 
 
 def test_bisection_keeps_the_smallest_prefix_that_fails_the_same_way(tmp_path):
