@@ -12,8 +12,9 @@ the family's inputs, and judged against every entry that claims it:
 - `earlier`: a miss where every node of the claiming entries' matches comes after the located node in
   topological order: the engine stopped at another, earlier failure (the model has two); still a miss;
 - `untriggered`: a miss where no claiming entry's trigger matches any node of the file; still a miss;
-- `also`: a miss where a node of a claiming entry's match is among the other ops locate reports the converter
-  cannot convert (`unconverted`: what the user meets once the first failure is solved); still a miss;
+- `also`: a miss where a node of a claiming entry's match is among what else locate reports from the converter's
+  output (`unconverted`: the ops it says it cannot convert, and the nodes of an entry whose own line it printed:
+  what the user meets once the first failure is solved, or a cause before it); still a miss;
 - per (run, entry): the same against that entry alone (a run two entries claim counts twice; only one can
   be the first failure).
 The exports must exist (`bench/scan_architectures.py` makes them); nothing is exported here.
@@ -171,8 +172,8 @@ def main() -> None:
               "there): " + ", ".join(f"{r['file']} ({r['engine']})" for r in earlier))
     also = [r for r in rows if r.get("also")]
     if also:
-        print(f"of the misses, {len(also)} name a claiming entry's node among the other ops the converter cannot "
-              "convert (locate's `unconverted`): " + ", ".join(f"{r['file']} ({r['engine']})" for r in also) + "; "
+        print(f"of the misses, {len(also)} name a claiming entry's node among what else locate reports from the "
+              "converter's output (`unconverted`): " + ", ".join(f"{r['file']} ({r['engine']})" for r in also) + "; "
               f"on, next to or named: {per_run['hit'] + per_run['near'] + len(also)}/{len(rows)}")
     untriggered = [r for r in rows if r.get("untriggered")]
     if untriggered:

@@ -1080,17 +1080,17 @@ def unconverted(g: Graph, said: str, engine: str, culprit: dict | None, known: l
         like = {"node": g.node_json(nodes[0]), "kind": "convert-error", "stage": "convert", "error": line}
         found.append({"op": op, "nodes": [g.names[i] for i in nodes], "line": line,
                       "known": known_entries(g, like, engine)})
-    return found + _reported(g, said, engine, known, found)
+    return found + _reported(g, said, engine, known, found, first)
 
 
 _CONVERTERS = {"mnnconvert", "onnx2ncnn", "pnnx"}
 
 
-def _reported(g: Graph, said: str, engine: str, known: list[dict], found: list[dict]) -> list[dict]:
+def _reported(g: Graph, said: str, engine: str, known: list[dict], found: list[dict], first: dict) -> list[dict]:
     """Other problems the converter's output names: an entry's own log signature on a line the converter printed
     (a message other causes print too only with the entry's own evidence in that output, as kb explain reads
     it), with the nodes its trigger matches. The first failure hides them, as it hides the ops it cannot
-    convert."""
+    convert; or they come before it, in the prefix that fails (`before`), and may be its cause."""
     from kb import messages
     from kb.entries import load_all
     from kb.match.links import page_url
@@ -1115,7 +1115,9 @@ def _reported(g: Graph, said: str, engine: str, known: list[dict], found: list[d
         nodes = next(([n for n in g.names if n in set(m.nodes.values())] for p in e.meta.trigger
                       for m in match_graph(p, index)), [])
         ops = [g.nodes[g.names.index(n)].op_type for n in nodes]
-        out.append({"op": ops[-1] if ops else None, "nodes": nodes, "line": line,
+        at = g.names.index(first["name"]) if first.get("name") in g.names else None
+        before = at is not None and bool({g.names.index(n) for n in nodes} & {*g.ancestors(at), at})
+        out.append({"op": ops[-1] if ops else None, "nodes": nodes, "line": line, "printed": True, "before": before,
                     "known": [{"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug),
                                "pattern": None, "nodes": {}, "on_culprit": False, "fits": True, "evidence": True}]})
     return out
@@ -1175,7 +1177,9 @@ def as_text(r: Located) -> str:
         n = len(u["nodes"])
         named = "; ".join(f"{k['id']} matches it ({k['title']}): {k['url']}" for k in u["known"]) or "no known entry"
         where = f"{u['op']}, {n} node{'s' * (n != 1)} from {u['nodes'][0]!r}" if n else "no node its trigger matches"
-        lines.append(f"also not converted ({u['line']}): {where}; {named}")
+        said = "also printed" if u.get("printed") else "also not converted"
+        where += " (in the failing prefix: it may be the cause)" if u.get("before") else ""
+        lines.append(f"{said} ({u['line']}): {where}; {named}")
     if r.unreadable:
         shown = ", ".join(r.unreadable[:8]) + (f", … (+{len(r.unreadable) - 8})" if len(r.unreadable) > 8 else "")
         lines.append(f"not readable (fused away or renamed): {shown}")

@@ -266,7 +266,8 @@ def test_an_entrys_own_line_in_the_converters_output_names_it_with_its_nodes(rea
     (u,) = L.unconverted(g, said, "onnx2ncnn", culprit)
     assert (u["op"], u["nodes"], u["line"]) == ("Flatten", ["flat"], "Unsupported Flatten axis 2!")
     assert [k["id"] for k in u["known"]] == ["KB108"]
-    assert "Flatten, 1 node from 'flat'; KB108 matches it" in L.as_text(L.Located(
+    assert not u["before"]  # after the custom op that fails first
+    assert "also printed (Unsupported Flatten axis 2!): Flatten, 1 node from 'flat'; KB108 matches it" in L.as_text(L.Located(
         Path("two.onnx"), "onnx2ncnn", None, {**culprit, "attributes": {}, "inputs": [], "prefix_nodes": 1},
         None, [], 0, [], [u], [], 1.0, 1))
     # an entry already named for the culprit is not named again; a line of a generic message names none alone
@@ -274,6 +275,9 @@ def test_an_entrys_own_line_in_the_converters_output_names_it_with_its_nodes(rea
     assert L.unconverted(g, said, "onnx2ncnn", culprit, known) == []
     assert L.unconverted(g, "FeatureConversion not supported yet!\nUnsupported squeeze axes !\n", "onnx2ncnn",
                          culprit) == []
+    # before the culprit, in the prefix that fails, it may be the cause
+    (u,) = L.unconverted(g, "Unsupported Flatten axis 2!\n", "onnx2ncnn", {**culprit, "node": g.node_json(1)})
+    assert u["before"]
     # with the entry's own evidence in the output, it does (KB071: the axes are 1 and 0)
     line = "binaryop broadcast across batch axis 1 and 0 is not supported"
     assert [k["id"] for u in L.unconverted(g, line, "pnnx", culprit) for k in u["known"]] == ["KB071"]
