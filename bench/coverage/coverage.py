@@ -9,7 +9,8 @@ classified by hand) and prints, for each draw and for all draws together, one ta
   * both again over the measurable bugs only: a bug is measurable unless its family needs what no
     machine here has (NOT_HERE, by family name): a GPU or NPU backend, a device's ARM/RISC-V kernels,
     ncnn's int8 tools, an MNN release older than the installable ones, another front end, a build or
-    toolchain, LLM tooling
+    toolchain, LLM tooling; or (`gone`, per thread) a reproducer written from the thread ran clean on every
+    installable release of its engine: fixed before them, nothing here can show it
   * with 95% Wilson intervals.
 
 Classes: entry (an entry's cause is the thread's whole cause), message (a repros/_messages page's pattern
@@ -53,7 +54,7 @@ ENGINES = ["mnn", "ncnn", "onnx2ncnn", "pnnx"]
 LEDGERS = {"mnn": ["mnn"], "onnx2ncnn": ["onnx2ncnn"], "pnnx": ["pnnx"], "ncnn": ["onnx2ncnn", "pnnx"]}
 # The fields a thread may have; `first` (the class when its draw was mapped) and `remapped` (the date it changed)
 # are set together, on threads re-mapped after their draw.
-FIELDS = {"ref", "draw", "query", "engine", "class", "first", "entry", "message", "op", "case", "family", "why", "remapped"}
+FIELDS = {"ref", "draw", "query", "engine", "class", "first", "entry", "message", "op", "case", "family", "why", "remapped", "gone"}
 FAILING = {"crash", "fails to convert", "fails to run", "wrong shape", "wrong values"}
 
 # Entries being added while the draw was made (KB034-KB041); counted even if their folder is
@@ -87,12 +88,20 @@ REF_RX = re.compile(r"\b(alibaba/MNN|Tencent/ncnn|pnnx/pnnx)#(\d+)\b"
                     r"|github\.com/(alibaba/MNN|Tencent/ncnn|pnnx/pnnx)/(?:issues|pull)/(\d+)", re.I)
 
 
+GONE = "fixed before the releases here"  # a bug thread's `gone`: a scratch reproducer ran clean on them all
+
+
 def not_here(family: str) -> str | None:
     return next((why for why, rx in NOT_HERE.items() if re.search(rx, family)), None)
 
 
+def away_why(t: dict) -> str | None:
+    """Why a bug cannot be measured here: its family (NOT_HERE), or a measured `gone`."""
+    return not_here(t.get("family", "")) or (GONE if t.get("gone") else None)
+
+
 def measurable(t: dict) -> bool:
-    return t["class"] != "bug" or not not_here(t.get("family", ""))
+    return t["class"] != "bug" or not away_why(t)
 
 
 def known_entries() -> set[str]:
@@ -168,6 +177,8 @@ def validate(threads: list[dict]) -> list[str]:
                 problems.append(f"{where}: op thread whose why does not name its op and case")
         if cls == "bug" and not t.get("family"):
             problems.append(f"{where}: bug without a family")
+        if "gone" in t and (cls != "bug" or not re.search(r"\d+\.\d+", str(t["gone"]))):
+            problems.append(f"{where}: gone is for a bug, and names the releases its reproducer ran clean on")
         unknown = sorted(set(t) - FIELDS)
         if unknown:
             problems.append(f"{where}: unknown field(s) {', '.join(unknown)}")
@@ -214,7 +225,7 @@ def at_draw_time(threads: list[dict]) -> list[dict]:
 def report(title: str, threads: list[dict], cited: set[str], top: int, history: bool = False) -> None:
     c = Counter(t["class"] for t in threads)
     bugs = [t for t in threads if t["class"] == "bug"]
-    away = Counter(w for t in bugs if (w := not_here(t.get("family", ""))))
+    away = Counter(w for t in bugs if (w := away_why(t)))
     n_cited = sum(1 for t in threads if t["ref"] in cited)
     print(f"== {title}: {len(threads)} threads ({n_cited} cited by the KB); "
           + ", ".join(f"{k} {c[k]}" for k in CLASSES)
