@@ -257,6 +257,7 @@ def report(title: str, threads: list[dict], cited: set[str], top: int, history: 
             engines = "/".join(sorted({t["engine"] for t in ts}))
             print(f"    {len(ts):2d}  {fam:<36} [{engines}]  " + ", ".join(t["ref"] for t in ts))
     if history:
+        unseen(threads)
         moved = sum(1 for t in threads if "first" in t)
         print(f"  measurable bugs at draw time (`first` where set, {moved} threads remapped since) -> now:")
         print(f"  {'engine':<9} {'entry: at draw time':<21} {'  now':<21} {'with pages: at draw':<21} {'  now':<21}")
@@ -268,6 +269,26 @@ def report(title: str, threads: list[dict], cited: set[str], top: int, history: 
             (_, _), (ek1, en1), (_, _), (pk1, pn1) = rates(now)
             print(f"  {eng:<9} " + " ".join(ratio(k, n) for k, n in ((ek0, en0), (ek1, en1), (pk0, pn0), (pk1, pn1))))
     print()
+
+
+def unseen(threads: list[dict]) -> None:
+    """How many kinds of measurable bug there are: each entry or measurable bug thread is one sighting of its
+    family (the entry, or its `family`). Good-Turing: the share of singletons estimates the chance that the next
+    thread drawn is of a family never seen, which no entry written from the draws can cover; Chao1 is a lower
+    bound of the number of families (labels name families by hand: two names for one family inflate both)."""
+    fams = [(t["entry"] if t["class"] == "entry" else t.get("family", "?"), t["engine"]) for t in threads
+            if t["class"] == "entry" or (t["class"] == "bug" and measurable(t))]
+    print("  families of the measurable bugs (an entry's or a bug's); next thread of an unseen family (Good-Turing), "
+          "families at least (Chao1):")
+    for eng in ENGINES + ["all"]:
+        seen = Counter(f for f, e in fams if eng in ("all", e))
+        n = sum(seen.values())
+        if not n:
+            continue
+        f1, f2 = (sum(1 for v in seen.values() if v == k) for k in (1, 2))
+        chao1 = len(seen) + (f1 * f1 / (2 * f2) if f2 else f1 * (f1 - 1) / 2)
+        print(f"  {eng:<9} {n:3d} bugs, {len(seen):3d} families, {f1:3d} seen once: unseen {f1 / n:4.0%}, "
+              f"families >= {chao1:.0f}")
 
 
 def main(argv: list[str] | None = None) -> int:
