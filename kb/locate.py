@@ -1104,20 +1104,22 @@ def _reported(g: Graph, said: str, engine: str, known: list[dict], found: list[d
     seen = {k["id"] for k in known} | {k["id"] for u in found for k in u["known"]}
     index = None
     out = []
+    at = g.names.index(first["name"]) if first.get("name") in g.names else None
+    prefix = {*g.ancestors(at), at} if at is not None else set()
     for e in load_all():
         if e.meta.id in seen or not _concerns(list(e.meta.engines), engine):
             continue
-        line = next((ln for s in e.meta.signatures if s.kind == "log" and (s.step is None or s.step in _CONVERTERS)
-                     and (s.message not in generic or evidence(e, said)) for ln in lines if s.regex().search(ln)), None)
+        sigs = [s for s in e.meta.signatures if s.kind == "log" and (s.step is None or s.step in _CONVERTERS)]
+        if any(s.message in generic for s in sigs) and not evidence(e, said):
+            sigs = [s for s in sigs if s.message not in generic]
+        line = next((ln for s in sigs for ln in lines if s.regex().search(ln)), None)
         if line is None:
             continue
         index = index or GraphIndex((g.view or g.model).graph)
-        nodes = next(([n for n in g.names if n in set(m.nodes.values())] for p in e.meta.trigger
-                      for m in match_graph(p, index)), [])
-        ops = [g.nodes[g.names.index(n)].op_type for n in nodes]
-        at = g.names.index(first["name"]) if first.get("name") in g.names else None
-        before = at is not None and bool({g.names.index(n) for n in nodes} & {*g.ancestors(at), at})
-        out.append({"op": ops[-1] if ops else None, "nodes": nodes, "line": line, "printed": True, "before": before,
+        matched = next((set(m.nodes.values()) for p in e.meta.trigger for m in match_graph(p, index)), set())
+        at_nodes = [i for i, n in enumerate(g.names) if n in matched]
+        out.append({"op": g.nodes[at_nodes[-1]].op_type if at_nodes else None, "nodes": [g.names[i] for i in at_nodes],
+                    "line": line, "printed": True, "before": bool(prefix & set(at_nodes)),
                     "known": [{"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug),
                                "pattern": None, "nodes": {}, "on_culprit": False, "fits": True, "evidence": True}]})
     return out
