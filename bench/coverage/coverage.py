@@ -9,8 +9,8 @@ classified by hand) and prints, for each draw and for all draws together, one ta
   * both again over the measurable bugs only: a bug is measurable unless its family needs what no
     machine here has (NOT_HERE, by family name): a GPU or NPU backend, a device's ARM/RISC-V kernels,
     ncnn's int8 tools, an MNN release older than the installable ones, another front end, a build or
-    toolchain, LLM tooling; or (`gone`, per thread) a reproducer written from the thread ran clean on every
-    installable release of its engine: fixed before them, nothing here can show it
+    toolchain, LLM tooling; or (`gone`, per thread) a reproducer written from the thread ran clean on the oldest
+    and the newest installable release of its engine: fixed before them, nothing here can show it
   * with 95% Wilson intervals.
 
 Classes: entry (an entry's cause is the thread's whole cause), message (a repros/_messages page's pattern
@@ -88,7 +88,7 @@ REF_RX = re.compile(r"\b(alibaba/MNN|Tencent/ncnn|pnnx/pnnx)#(\d+)\b"
                     r"|github\.com/(alibaba/MNN|Tencent/ncnn|pnnx/pnnx)/(?:issues|pull)/(\d+)", re.I)
 
 
-GONE = "fixed before the releases here"  # a bug thread's `gone`: a scratch reproducer ran clean on them all
+GONE = "fixed before the releases here"  # a bug's `gone`: its reproducer ran clean on the oldest and newest release
 
 
 def not_here(family: str) -> str | None:
