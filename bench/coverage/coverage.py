@@ -177,7 +177,7 @@ def validate(threads: list[dict]) -> list[str]:
                 problems.append(f"{where}: op thread whose why does not name its op and case")
         if cls == "bug" and not t.get("family"):
             problems.append(f"{where}: bug without a family")
-        if "gone" in t and (cls != "bug" or not re.search(r"\d+\.\d+", str(t["gone"]))):
+        if "gone" in t and (cls != "bug" or not re.search(r"\d+\.\d+|\b20\d{6}\b", str(t["gone"]))):
             problems.append(f"{where}: gone is for a bug, and names the releases its reproducer ran clean on")
         unknown = sorted(set(t) - FIELDS)
         if unknown:
