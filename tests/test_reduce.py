@@ -175,12 +175,12 @@ def test_kb_new_from_a_reduced_model_writes_a_torch_repro_that_exports_the_op(ha
 def test_the_budget_is_the_whole_commands_locating_included(tmp_path, monkeypatch):
     """`--budget 60` is what the user waits for: the reduction gets what locating left, less the time to save."""
     model = conv_chain(tmp_path / "relu.onnx", "Relu")
-    p = L.prepare(str(model), "onnx2ncnn")
-    located = L.Located(model, "onnx2ncnn", None, None, None, [], 0, [], [], [], 50.0, 1)
+    p = L.prepare(str(model), "mnn")
+    located = L.Located(model, "mnn", None, None, None, [], 0, [], [], [], 50.0, 1)
     given = []
     monkeypatch.setattr(L, "locate", lambda *a, **k: located)
     monkeypatch.setattr(R, "run_reduction", lambda p, loc, budget, *a, **k: given.append(budget) or
-                        R.Reduced(model, "onnx2ncnn", None, None, loc, 1))
+                        R.Reduced(model, "mnn", None, None, loc, 1))
     R.reduce(p, out=tmp_path / "r.onnx", budget=60)
     assert given == [60 - 50.0 - R.SAVING]
 
