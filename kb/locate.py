@@ -1027,16 +1027,21 @@ def _evidence(signatures, culprit: dict) -> bool:
     return False
 
 
+def _named(e, **how) -> dict:
+    """An entry as locate names it: its id, page and title, and how it relates to the failure."""
+    from kb.match.links import page_url
+
+    return {"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug), **how}
+
+
 def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
     """The KB entries concerning `engine` whose trigger pattern matches the culprit or a direct producer or
     consumer of it: the culprit's own first, then those whose signature kind fits the failure."""
     from kb.entries import load_all
-    from kb.match.links import page_url
     from kb.pattern import GraphIndex, match_graph
 
     if culprit["node"] is None:  # no node to match a pattern on: the entries whose signature says what it printed
-        return [{"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug), "pattern": None,
-                 "nodes": {}, "on_culprit": True, "fits": True, "evidence": True}
+        return [_named(e, pattern=None, nodes={}, on_culprit=True, fits=True, evidence=True)
                 for e in load_all() if _concerns(list(e.meta.engines), engine) and _evidence(e.meta.signatures, culprit)]
     i = g.names.index(culprit["node"]["name"])
     near = {g.names[i]}
@@ -1053,9 +1058,8 @@ def known_entries(g: Graph, culprit: dict, engine: str) -> list[dict]:
                 if nodes & near:
                     fits = _fits(e.meta.signatures, culprit)
                     said = _evidence(e.meta.signatures, culprit)
-                    found.append({"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug),
-                                  "pattern": p.name, "nodes": m.nodes, "on_culprit": g.names[i] in nodes,
-                                  "fits": fits or said, "evidence": said})
+                    found.append(_named(e, pattern=p.name, nodes=m.nodes, on_culprit=g.names[i] in nodes,
+                                        fits=fits or said, evidence=said))
                     break
             else:
                 continue
@@ -1093,7 +1097,6 @@ def _reported(g: Graph, said: str, engine: str, known: list[dict], found: list[d
     convert; or they come before it, in the prefix that fails (`before`), and may be its cause."""
     from kb import messages
     from kb.entries import load_all
-    from kb.match.links import page_url
     from kb.match.rules import evidence
     from kb.pattern import GraphIndex, match_graph
 
@@ -1120,8 +1123,7 @@ def _reported(g: Graph, said: str, engine: str, known: list[dict], found: list[d
         at_nodes = [i for i, n in enumerate(g.names) if n in matched]
         out.append({"op": g.nodes[at_nodes[-1]].op_type if at_nodes else None, "nodes": [g.names[i] for i in at_nodes],
                     "line": line, "printed": True, "before": bool(prefix & set(at_nodes)),
-                    "known": [{"id": e.meta.id, "entry": e.slug, "title": e.meta.title, "url": page_url(e.slug),
-                               "pattern": None, "nodes": {}, "on_culprit": False, "fits": True, "evidence": True}]})
+                    "known": [_named(e, pattern=None, nodes={}, on_culprit=False, fits=True, evidence=True)]})
     return out
 
 
