@@ -99,6 +99,7 @@ def prepare(entry: Entry, timeout: float = 600) -> Artifacts:
     return _memo[final]
 
 
+WARM = ("kb.export:warm",)  # one entry's export is a fork of a Python that loaded torch (kb.forkserver): 1 s, not 5
 BATCH = 6  # entries exported by one prefetch process: torch loads once per batch, checks start early
 
 
@@ -157,8 +158,8 @@ def _prepare(entry: Entry, final: Path, timeout: float, retry: bool = True) -> A
         tmp = final.with_name(f"{final.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        step = child.run_function("torch export", "kb.export:export_entry", timeout=timeout,
-                            repro=str(entry.repro), out=str(tmp), shown=f"python {entry.repro} (export)")
+        step = child.run_function("torch export", "kb.export:export_entry", timeout=timeout, preload=WARM,
+                                  repro=str(entry.repro), out=str(tmp), shown=f"python {entry.repro} (export)")
         if not step.ok:
             shutil.rmtree(tmp, ignore_errors=True)
             last = [ln for ln in step.output.splitlines() if ln.strip()][-1:] or [""]

@@ -119,6 +119,30 @@ def export_entry(repro: str, out: str) -> dict:
     return manifest
 
 
+def warm() -> None:
+    """In kb.forkserver's server, before it forks an export per entry: load torch and its exporters and build what
+    every export builds first (the registry, the tables, the exporters' own lazy imports) with a one-op model.
+    On one thread, so that no thread pool exists to be lost in a fork; each fork has torch's default again."""
+    import contextlib
+    import io
+    import tempfile
+
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+
+    class One(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) + 1
+
+    _registry_once()
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        for dynamo, opset in ((True, 18), (True, OPSET), (False, OPSET)):
+            torch.onnx.export(One().eval(), (torch.ones(1, 3),), f"{tmp}/one.onnx", dynamo=dynamo, opset_version=opset)
+    torch.set_num_threads(threads)
+
+
 def _registry_once() -> None:
     """torch's dynamo exporter builds its registry of torchlib's ONNX functions again for every export, reading
     the source of each of ~500 functions: 60% of an export's time here. It is the same registry every time

@@ -6,7 +6,8 @@ own, as kb.child's steps are, with its output captured at the file-descriptor le
 (killed whole on a timeout) and its crash or signal reported, never the server's.
 
 Host side: `call()`, used by kb.child.run_function(preload=...). Server side: `python -m
-kb.forkserver MODULE...` reads one job per line on stdin and answers one line on its stdout.
+kb.forkserver MODULE|MODULE:FUNCTION...` imports each module, calls each function (kb.export:warm loads torch and
+builds what every export builds first), then reads one job per line on stdin and answers one line on its stdout.
 """
 
 from __future__ import annotations
@@ -83,9 +84,12 @@ def _serve(preload: list[str]) -> None:
     replies = os.fdopen(os.dup(1), "w")
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 1)  # a stray print of the server or an engine must not garble the replies
-    for module in preload:
+    for module in preload:  # a module to import, or module:function to call (a warm-up)
         try:
-            __import__(module)
+            if ":" in module:
+                call_target(module, {})
+            else:
+                __import__(module)
         except Exception:  # the child imports it again and shows the error in its own output
             pass
     for line in sys.stdin:

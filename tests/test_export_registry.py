@@ -53,3 +53,60 @@ def test_the_registry_built_once_writes_the_same_graphs(tmp_path):
     # built for every export before; now once (opsets below 18 use 18's registry, and so its table)
     assert (fresh, once) == ((3, 3), (1, 1))
     assert graphs == want
+
+
+REPRO = r"""
+import torch
+from torch import nn
+from kb.export import Case
+
+torch.manual_seed(0)
+NET = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Hardswish(), nn.Flatten(), nn.Linear(144, 5))
+X = torch.randn(2, 3, 8, 8)
+
+
+def cases():
+    yield Case("net", NET, (X,), dynamo=False, torchscript=True, ways=["dynamo", "opset17-onnxsim"])
+    yield Case("threads", NET, (torch.full((1, 3, 8, 8), float(torch.get_num_threads())),), dynamo=True)
+"""
+
+
+def _files(folder):
+    """Each file's bytes; of a TorchScript zip, its code and data (not the random id and the call stack
+    of its debug info, which differ between any two runs)."""
+    import zipfile
+
+    out = {}
+    for f in sorted(folder.iterdir()):
+        if f.suffix == ".pt":
+            z = zipfile.ZipFile(f)
+            out[f.name] = {n.split("/", 1)[1]: z.read(n) for n in z.namelist()
+                           if not n.endswith(("debug_pkl", "serialization_id"))}
+        else:
+            out[f.name] = f.read_bytes()
+    return out
+
+
+def test_an_export_forked_from_the_warm_server_writes_what_a_fresh_process_writes(tmp_path):
+    """kb.artifacts forks each entry's export from a Python that loaded torch and ran the exporters once
+    (kb.export.warm, on one thread): every file is the one a fresh Python writes, and the reproducer runs with
+    torch's own thread count (fed to the model, so it is in the inputs file)."""
+    import numpy as np
+    import torch
+
+    from kb import child
+    from kb.artifacts import WARM
+
+    repro = tmp_path / "repro.py"
+    repro.write_text(REPRO)
+    got = {}
+    for how, preload in (("fresh", ()), ("warm", WARM)):
+        (tmp_path / how).mkdir()
+        step = child.run_function("torch export", "kb.export:export_entry", preload=preload, timeout=600,
+                                  repro=str(repro), out=str(tmp_path / how))
+        assert step.ok, step.output[-2000:]
+        got[how] = _files(tmp_path / how)
+    assert got["warm"] == got["fresh"]
+    assert {"net.onnx", "net-dynamo.onnx", "net-opset17-onnxsim.onnx", "net.pt", "threads.onnx"} <= set(got["warm"])
+    threads = np.load(tmp_path / "warm" / "threads.inputs.npz")["in0"].flat[0]
+    assert threads == torch.get_num_threads()
