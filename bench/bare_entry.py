@@ -27,8 +27,9 @@ from kb.checks import load_checks  # noqa: E402
 from kb.harness import run_check  # noqa: E402
 
 
-def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=None, **kwargs):
-    """kb.child.run_function's contract, in a fork of this process instead of a new interpreter."""
+def run_forked(name, target, *, timeout=child.DEFAULT_TIMEOUT, cwd=None, shown=None, preload=(), memory=None, **kwargs):
+    """kb.child.run_function's contract, in a fork of this process instead of a new interpreter (which has
+    imported everything a warm server would preload)."""
     import importlib
 
     module, func = target.split(":")
