@@ -14,8 +14,8 @@ from kb.compare import Outputs
 from kb.engines.base import Engine
 from kb.tools import arm64
 
-WARM = ("numpy", "MNN")  # imported once by the server each run forks from (kb.forkserver); not for mnnconvert,
-# whose _tools module is light and whose step must not share a process image with MNN's runtime
+WARM = ("numpy", "MNN")  # imported once by the server each run forks from (kb.forkserver)
+TOOLS = ("_tools",)  # mnnconvert's and mnnquant's server: their steps must not share a process image with MNN's runtime
 
 
 def convert_step(src: Path, dst: Path, *flags: str, name: str | None = None, **run) -> child.StepResult:
@@ -29,7 +29,7 @@ def convert_step(src: Path, dst: Path, *flags: str, name: str | None = None, **r
             "--bizCode", "kb", *flags]
     shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
     return child.run_function(name or f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.workers.mnn:convert",
-                              argv=argv, shown=shown, **run)
+                              argv=argv, shown=shown, preload=TOOLS, **run)
 
 
 def sequence_calibration(root: Path, inputs: Path, outputs: list[str], method: str, samples: int = 4,
@@ -72,7 +72,7 @@ class MNN(Engine):
         cfg.write_text(json.dumps(config, indent=1))
         argv = ["quantized.out", str(model), str(dst), str(cfg)]
         method = config.get("feature_quantize_method", "?")
-        self.s.step(child.run_function(f"mnnquant {method}", "kb.workers.mnn:quantize", argv=argv,
+        self.s.step(child.run_function(f"mnnquant {method}", "kb.workers.mnn:quantize", argv=argv, preload=TOOLS,
                                  shown=f"mnnquant {model.name} {dst.name} {cfg.name}  # {json.dumps(config)}"),
                     produces=[dst])
         return dst
