@@ -339,12 +339,14 @@ def _refs() -> list[tuple[str, frozenset[str]]]:
             short = f"{repo.split('/')[1]}#{num}"
             out[short] = frozenset(
                 {x.slug for x in ENTRIES if any(v.ref == u.ref for v in x.meta.upstream) or
-                 re.search(rf"{re.escape(short)}\b", x.body + "".join(v.note or "" for v in x.meta.upstream))} |
+                 short in (text := x.body + "".join(v.note or "" for v in x.meta.upstream)) and
+                 re.search(rf"{re.escape(short)}\b", text)} |
                 {f"messages/{m.id}" for m in msgs if any(c.ref == u.ref for c in m.causes)})
     # The number is the reference's one specific word: where another page has it too (2020 is a year as
     # well as ncnn#2020), nothing tells the pages apart.
     return sorted((q, pages) for q, pages in out.items()
-                  if not any(re.search(rf"(?<![\w.#-]){q.split('#')[1]}(?![\w.])", e.body)
+                  if not any(q.split('#')[1] in e.body and  # (the regex alone took seconds at collection)
+                             re.search(rf"(?<![\w.#-]){q.split('#')[1]}(?![\w.])", e.body)
                              for e in ENTRIES if e.slug not in pages))
 
 
