@@ -188,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, help="only the first N queries (a smoke run)")
     ap.add_argument("--split", choices=("tune", "report"), help="only this split")
     ap.add_argument("--queries", type=Path, nargs="+", default=[QUERIES])
+    ap.add_argument("--site", type=Path, help="a site already built from this checkout (default: build one)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
     try:
@@ -198,8 +199,13 @@ def main(argv: list[str] | None = None) -> int:
             queries = [q for q in queries if q["split"] == args.split]
         if args.limit:
             queries = queries[:args.limit]
-        with tempfile.TemporaryDirectory(prefix="kb-search-bench-") as tmp:
-            run_queries(queries, build(Path(tmp)))
+        if args.site:
+            if not (args.site / "search" / "search_index.json").is_file():
+                raise SetupError(f"--site {args.site}: no built site there (search/search_index.json)")
+            run_queries(queries, args.site)
+        else:
+            with tempfile.TemporaryDirectory(prefix="kb-search-bench-") as tmp:
+                run_queries(queries, build(Path(tmp)))
     except (SetupError, KBError) as e:
         print(f"search_queries: {e}", file=sys.stderr)
         return 2

@@ -1,3 +1,4 @@
+import os
 import shutil
 from pathlib import Path
 
@@ -38,3 +39,52 @@ def fixture_corpus(corpus, fixture_entry):
         if d.is_dir():
             fixture_entry(d.name)
     return corpus
+
+
+def _once(tmp_path_factory) -> Path:
+    """A folder this run's xdist workers share (each worker's basetemp is a child of the run's), and only this
+    run: without xdist, pytest's own basetemp."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    """A snapshot of the record store, taken once per run: the corpus checks running beside these tests append
+    to the real one (a new day, a new verdict), and the site and the tests' own derivation must read the same
+    records. The site built from it (`built_site`) is built once per run too."""
+    from filelock import FileLock
+
+    from kb.paths import state
+
+    shared = _once(tmp_path_factory) / "kb-browser-site"
+    with FileLock(str(shared) + ".lock"):
+        snap = shared / "records"
+        if not snap.is_dir():
+            tmp = shared / "records.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            src = state("records")
+            for f in src.glob("*.jsonl") if src.is_dir() else ():
+                shutil.copy(f, tmp / f.name)
+            tmp.rename(snap)
+    return snap
+
+
+@pytest.fixture(scope="module")
+def built_site(records) -> Path:
+    """The site of this checkout (entries and records as they are), built once per run for every module that
+    serves it (the browser tests, the search bench's smoke run)."""
+    from filelock import FileLock
+
+    from kb.site import searchbox
+
+    shared = records.parent
+    site = shared / "site"
+    with FileLock(str(shared) + ".lock"):
+        if not (shared / "built").is_file():
+            shutil.rmtree(site, ignore_errors=True)
+            p = searchbox.build(site, shared / "docs", records, cwd=ROOT)
+            assert p.returncode == 0, p.stderr[-2000:]
+            (shared / "built").write_text("")
+    return site

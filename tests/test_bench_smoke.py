@@ -170,19 +170,20 @@ def test_compare_exports(tmp_path):
     assert p.returncode == 1 and f"DIFFERS: {FAMILY}.ts13" in p.stdout, p.stdout + p.stderr
 
 
-def test_search_queries():
-    """The held-out search bench on its first 3 queries: builds the site, types them in Chromium."""
-    import os
-
+def test_search_queries(built_site):
+    """The held-out search bench on its first 3 queries, typed in Chromium into the site the browser tests use."""
     pytest.importorskip("playwright.sync_api")
     if not (os.environ.get("KB_CHROMIUM") or shutil.which("chromium") or Path("/usr/bin/chromium").is_file()):
         pytest.skip("no Chromium (apt-get install chromium, or set KB_CHROMIUM)")
-    out = bench("search_queries.py", "--limit", "3", timeout=600)
+    out = bench("search_queries.py", "--limit", "3", "--site", str(built_site), timeout=600)
     rows = figures(out, r"^== split tune: (\d+) positives, (\d+) negatives$",
                    r"^all\s+\d+\s+\d+/\d+ \(\d+%\)\s+\d+/\d+ \(\d+%\)\s+\d+$",
                    r"^  zh\s+\d+\s+", r"^  line\s+\d+\s+", r"^negatives: \d+/\d+ put an entry first")
     assert sum(map(int, rows[0].groups())) == 2, out  # 3 queries, alternating: 2 tune, 1 report
     figures(out, r"^== split report: \d+ positives, \d+ negatives$")
+    p = subprocess.run([sys.executable, str(BENCH / "search_queries.py"), "--site", str(built_site.parent)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "no built site there" in p.stderr, p.stdout + p.stderr
 
 
 def test_search_ranker():

@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -148,51 +147,10 @@ def browser():
         b.close()
 
 
-def _once(tmp_path_factory) -> Path:
-    """A folder this run's xdist workers share (each worker's basetemp is a child of the run's), and only this
-    run: without xdist, pytest's own basetemp."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
 @pytest.fixture(scope="module")
-def records(tmp_path_factory):
-    """A snapshot of the record store, taken once per run: the corpus checks running beside these tests append
-    to the real one (a new day, a new verdict), and the site and the tests' own derivation must read the same
-    records. The site built from it (`base_url`) is built once per run too, for every module that serves it."""
-    from filelock import FileLock
-
-    from kb.paths import state
-
-    shared = _once(tmp_path_factory) / "kb-browser-site"
-    with FileLock(str(shared) + ".lock"):
-        snap = shared / "records"
-        if not snap.is_dir():
-            tmp = shared / "records.tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir(parents=True)
-            src = state("records")
-            for f in src.glob("*.jsonl") if src.is_dir() else ():
-                shutil.copy(f, tmp / f.name)
-            tmp.rename(snap)
-    return snap
-
-
-@pytest.fixture(scope="module")
-def base_url(records):
-    """The site of this checkout (entries and records as they are), built once per run, served on a free local
-    port."""
-    from filelock import FileLock
-
-    shared = records.parent
-    site = shared / "site"
-    with FileLock(str(shared) + ".lock"):
-        if not (shared / "built").is_file():
-            shutil.rmtree(site, ignore_errors=True)
-            p = searchbox.build(site, shared / "docs", records, cwd=REPO)
-            assert p.returncode == 0, p.stderr[-2000:]
-            (shared / "built").write_text("")
-    with searchbox.served(site) as url:
+def base_url(built_site):
+    """The site of this checkout (conftest.py's `built_site`, built once per run), served on a free local port."""
+    with searchbox.served(built_site) as url:
         yield url
 
 

@@ -5,7 +5,7 @@ without a sideways scroll, and shows public labels with a legend; the home table
 view on a phone.
 
 Element positions come from the browser's layout (bounding boxes), the expected values from the same
-derivation the build uses. The site, browser and records fixtures are tests/test_site_browser.py's.
+derivation the build uses. The site and browser fixtures are tests/test_site_browser.py's, the records conftest.py's.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _site_browser():
 
 _sb = _site_browser()
 ARTIFACTS, BY_SLUG, ENTRIES = _sb.ARTIFACTS, _sb.BY_SLUG, _sb.ENTRIES
-browser, records, base_url = _sb.browser, _sb.records, _sb.base_url  # fixtures
+browser, base_url = _sb.browser, _sb.base_url  # fixtures (records: conftest.py's)
 
 SCREENS = [(1280, 800), (390, 844)]
 MAINTAINER_WORDS = ("changed", "differs", "expected.yaml", "kb matrix", "kb accept", "accepted")
