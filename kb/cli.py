@@ -52,6 +52,8 @@ def new(
     engine: Annotated[str, typer.Option(help="the engine of its first check")],
     source: Annotated[Optional[str], typer.Option("--from", help="a reduced ONNX model (kb reduce's): repro.py "
                                                                    "is written from its graph")] = None,
+    id: Annotated[Optional[str], typer.Option("--id", help="the id handed out to you, e.g. KB135 "
+                                                           "(default: the next free one)")] = None,
 ) -> None:
     """Scaffold a new entry: repros/SLUG/ with its page, reproducer and checks, to be filled in."""
     from kb.scaffold import new_entry
@@ -60,7 +62,7 @@ def new(
         from kb.locate import load_model
 
         load_model(source)  # one line for bad input, before anything is created
-    folder = new_entry(slug, engine)
+    folder = new_entry(slug, engine, id=id)
     todo: list[str] = []
     if source is not None:
         from kb.fromonnx import scaffold_from

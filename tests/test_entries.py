@@ -153,18 +153,30 @@ def test_kb_new_scaffolds_an_entry_whose_placeholders_fail_until_filled_in(fixtu
     assert f"NotImplementedError: repros/{slug}/repro.py: write the model" in rec.detail
 
 
-@pytest.mark.parametrize("slug, engine, problem", [
-    (GUARD, "mnn", "already exists"),
-    ("Not_A_Slug", "mnn", "not a valid slug"),
-    ("fake-new-entry", "tensorrt", "unknown engine 'tensorrt'"),
+@pytest.mark.parametrize("slug, engine, id, problem", [
+    (GUARD, "mnn", None, "already exists"),
+    ("Not_A_Slug", "mnn", None, "not a valid slug"),
+    ("fake-new-entry", "tensorrt", None, "unknown engine 'tensorrt'"),
+    ("fake-new-entry", "mnn", "135", "is not an entry id"),
+    ("fake-new-entry", "mnn", "TAKEN", "is already the id of another entry"),
 ])
-def test_kb_new_refuses_bad_input(fixture_corpus, slug, engine, problem):
-    from kb.scaffold import new_entry
+def test_kb_new_refuses_bad_input(fixture_corpus, slug, engine, id, problem):
+    from kb.scaffold import new_entry, used_ids
 
+    if id == "TAKEN":
+        id = f"KB{used_ids(fixture_corpus)[0]:03d}"
     before = sorted(p.relative_to(fixture_corpus) for p in fixture_corpus.rglob("*"))
     with pytest.raises(KBError, match=problem):
-        new_entry(slug, engine)
+        new_entry(slug, engine, id=id)
     assert sorted(p.relative_to(fixture_corpus) for p in fixture_corpus.rglob("*")) == before  # nothing written
+
+
+def test_kb_new_takes_the_id_handed_out(fixture_corpus):
+    from kb.scaffold import new_entry, next_id
+
+    assert next_id(fixture_corpus) != "KB777"
+    page = new_entry("fake-handed-out", "mnn", id="KB777") / "README.md"
+    assert re.search(r"^id: KB777\b", page.read_text(), re.M)
 
 
 @pytest.mark.parametrize("body, result", [
