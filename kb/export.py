@@ -1,6 +1,7 @@
 """Torch side: turn an entry's reproducer cases into ONNX files, inputs and reference outputs.
 
-Runs in one child process per entry (importing torch is most of the cost), never in the parent.
+Runs in a child, never in the parent: a fork of a Python that loaded torch (warm(), kb.forkserver) per entry, or
+one fresh process for a batch of entries (export_entries).
 """
 
 from __future__ import annotations
