@@ -58,7 +58,9 @@ def load_all(root: Path | None = None, entries: list[Entry] | None = None) -> di
                 raise KBError(e.page, f"field 'signatures.{i}.message': no message {s.message!r} in "
                                       f"repros/{FOLDER}/")
             # a line the index knows is that message's instance: uncited, one cause's evidence would read as proof
-            known = [m.id for m in found.values() if s.kind == "log" and s.example and re.search(m.pattern, s.example)]
+            # (a message of the entry's engines: pnnx's "... is not supported yet!" is not onnx2ncnn's line)
+            known = [m.id for m in found.values() if s.kind == "log" and s.example and
+                     set(m.engines) & set(e.meta.engines) and re.search(m.pattern, s.example)]
             if known and s.message not in known:
                 raise KBError(e.page, f"field 'signatures.{i}.message': the example is the line of message "
                                       f"{known[0]!r} (repros/{FOLDER}/{known[0]}.yaml): cite it")

@@ -315,6 +315,16 @@ def test_an_entry_line_that_is_a_known_message_must_cite_it(fixture_corpus):
     assert "'fake-broadcast-error'" in str(e.value) and "\n" not in str(e.value)
 
 
+def test_a_line_of_another_engines_message_need_not_cite_it(fixture_corpus):
+    """The words of one engine's message in another engine's line (onnx2ncnn's `<Op> not supported yet` in pnnx's
+    `reshape tensor with batch index 1 is not supported yet!`) are not an instance of it."""
+    page = fixture_corpus / "repros" / "fake-custom-op-broadcast" / "README.md"
+    page.write_text(page.read_text().replace("    message: fake-broadcast-error\n", ""))
+    path = fixture_corpus / "repros" / "_messages" / "fake-broadcast-error.yaml"
+    path.write_text(path.read_text().replace("engines: [mnn, ncnn]", "engines: [ncnn]"))
+    messages.load_all(fixture_corpus, load_all(fixture_corpus))
+
+
 def test_real_corpus_citations_resolve():
     """Every message the corpus's entries cite is in its index, and every index file is valid."""
     messages.load_all(ROOT, load_all(ROOT))
