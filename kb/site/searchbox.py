@@ -66,8 +66,8 @@ def search(page, query: str, timeout: int = 10_000) -> list[str]:
     came = f"document.querySelectorAll('{RESULTS}').length > 0 && !document.querySelector('{RESULTS}[data-kb-seen]')"
     try:
         # The groups on screen are marked; the query's own replace them. (Clearing the box first, to see them go,
-        # took a third of each query.) Material skips a query equal to the one before: that one, and any whose
-        # groups do not come soon, is typed again after a clear.
+        # took a third of each query.) A query equal to the one before need not bring new groups: that one, and any
+        # whose groups do not come soon, is typed again after a clear.
         if box.input_value() == query:
             raise PlaywrightTimeout("the same query again")
         page.evaluate(f"document.querySelectorAll('{RESULTS}').forEach(g => g.dataset.kbSeen = '1')")
