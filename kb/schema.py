@@ -305,6 +305,15 @@ class EntryMeta(Strict):
                              "words; the detail goes to the page's Symptom section")
         return title
 
+    @field_validator("synonyms")
+    @classmethod
+    def _searchable(cls, words: list[str]) -> list[str]:
+        bare = [w for w in words if not re.search(r"\w", w)]
+        if bare:
+            raise ValueError(f"{bare}: no letter or digit, so the site's search cannot find it: write what it "
+                             "stands for ('floor division', not '//')")
+        return words
+
     @field_validator("signatures", "workarounds", "trigger")
     @classmethod
     def _unique_ids(cls, items: list) -> list:
