@@ -40,8 +40,8 @@ _SLACK = 30.0  # beyond a job's own timeout (the server enforces that), how long
 def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], target: str, kwargs: dict[str, Any],
          output: Path, timeout: float, cwd: Path | None, memory: int | None = None) -> tuple[int | None, bool] | None:
     """Run `target(**kwargs)` in a fork of the warm server for (python, environment but _AT_CALL's variables,
-    preload), with the environment `env` (kb.child's steps' with the caller's), as a fresh process would have it; its output goes to
-    `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
+    preload), with the environment `env` (kb.child's steps' with the caller's) as a fresh process would have it;
+    its output goes to `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
     (the caller then runs the step in a fresh process)."""
     key = (tuple(python), tuple(sorted((k, v) for k, v in env.items() if not _AT_CALL.match(k))), preload)
     job = json.dumps({"target": target, "kwargs": kwargs, "output": str(output), "timeout": timeout,
