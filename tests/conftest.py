@@ -88,3 +88,12 @@ def built_site(records) -> Path:
             assert p.returncode == 0, p.stderr[-2000:]
             (shared / "built").write_text("")
     return site
+
+
+@pytest.fixture(scope="module")
+def statuses(records):
+    """Each entry's derived status (kb.site.generate.render: the derivation the build used, from the same records),
+    computed once per module: a render makes every page, seconds each time."""
+    from kb.site.generate import render
+
+    return render(records=records).statuses

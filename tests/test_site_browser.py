@@ -11,6 +11,7 @@ the tests skip, except under CI (env CI set), where a missing browser must not p
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -578,13 +579,18 @@ def _trimmed(word: str) -> str:
     return re.sub(r"^[\W_]+|[\W_]+$", "", word.lower()) if re.search(r"[^\W_]", word) else ""
 
 
-def _index_words(text: str) -> set[str]:
-    """The words the site's index cuts a text into (mkdocs.yml's separator), trimmed, lower case."""
+@functools.cache
+def _separator() -> str:
+    """mkdocs.yml's search separator (read once: parsing the file for each title was most of a test's time)."""
     import yaml
 
     config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
-    separator = next(p["search"]["separator"] for p in config["plugins"] if isinstance(p, dict) and "search" in p)
-    return {_trimmed(w) for w in re.split(separator, text)} - {""}
+    return next(p["search"]["separator"] for p in config["plugins"] if isinstance(p, dict) and "search" in p)
+
+
+def _index_words(text: str) -> set[str]:
+    """The words the site's index cuts a text into (mkdocs.yml's separator), trimmed, lower case."""
+    return {_trimmed(w) for w in re.split(_separator(), text)} - {""}
 
 
 @pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
@@ -606,14 +612,12 @@ def test_no_word_of_a_results_title_is_shown_missing(request, fixture):
     assert not wrong, "\n".join(wrong)
 
 
-def test_status_table_shows_the_recorded_verdicts(context, base_url, records):
-    from kb.site.generate import render
+def test_status_table_shows_the_recorded_verdicts(context, base_url, statuses):
     from kb.site.timeline import sentence
 
     from kb.site.pages import answer, headline
     from kb.site.table import public
 
-    statuses = render(records=records).statuses  # the same derivation the build used, from the same records
     slug = max(statuses, key=lambda s: (len(statuses[s].engines), s))  # the entry on the most engines
     want = statuses[slug]
     page = context.new_page()
@@ -647,13 +651,12 @@ def test_status_table_shows_the_recorded_verdicts(context, base_url, records):
     page.close()
 
 
-def test_the_newest_release_is_in_view_and_many_columns_scroll_under_a_fixed_check_column(context, base_url):
-    from kb.site.generate import render
-
+def test_the_newest_release_is_in_view_and_many_columns_scroll_under_a_fixed_check_column(context, base_url,
+                                                                                       statuses):
     from kb.site.table import _columns, _rows
 
     # the entry whose table has the most columns (releases that read differently)
-    slug, es = max(((s, es) for s, st in render().statuses.items() for es in st.engines),
+    slug, es = max(((s, es) for s, st in statuses.items() for es in st.engines),
                    key=lambda x: (len(_columns(x[1], _rows(x[1]))), x[0]))
     page = context.new_page()
     page.set_viewport_size({"width": 720, "height": 900})  # a tablet
@@ -694,19 +697,19 @@ def test_copy_link_button_copies_the_section_address(context, base_url):
     page.close()
 
 
-def test_home_page_filters_by_engine_tag_and_status(context, base_url):
-    from kb.site.generate import render
+def test_home_page_filters_by_engine_tag_and_status(context, base_url, statuses):
     from kb.status import engine_status, public_status
 
-    statuses = {slug: public_status(st) for slug, st in render().statuses.items()}  # never "changed": kb check's
-    per_engine = {slug: {es.engine: engine_status(es) for es in st.engines} for slug, st in render().statuses.items()}
+    per_engine = {slug: {es.engine: engine_status(es) for es in st.engines} for slug, st in statuses.items()}
+    statuses = {slug: public_status(st) for slug, st in statuses.items()}  # never "changed": kb check's
     page = context.new_page()
     page.goto(base_url)
     rows = page.locator(".kb-entries tbody tr")
     assert rows.count() == len(ENTRIES)
 
-    def visible() -> set[str]:
-        return {rows.nth(i).get_attribute("data-slug") for i in range(rows.count()) if rows.nth(i).is_visible()}
+    def visible() -> set[str]:  # one round trip (a locator per row is one each: 17 s for the test)
+        return set(page.evaluate("""Array.from(document.querySelectorAll('.kb-entries tbody tr'))
+            .filter(r => r.checkVisibility()).map(r => r.dataset.slug)"""))
 
     # An entry on several engines shows each engine's status.
     for slug, engines in per_engine.items():

@@ -5,7 +5,7 @@ without a sideways scroll, and shows public labels with a legend; the home table
 view on a phone.
 
 Element positions come from the browser's layout (bounding boxes), the expected values from the same
-derivation the build uses. The site and browser fixtures are tests/test_site_browser.py's, the records conftest.py's.
+derivation the build uses. The site and browser fixtures are tests/test_site_browser.py's, the records and statuses conftest.py's.
 """
 
 from __future__ import annotations
@@ -31,17 +31,10 @@ def _site_browser():
 
 _sb = _site_browser()
 ARTIFACTS, BY_SLUG, ENTRIES = _sb.ARTIFACTS, _sb.BY_SLUG, _sb.ENTRIES
-browser, base_url = _sb.browser, _sb.base_url  # fixtures (records: conftest.py's)
+browser, base_url = _sb.browser, _sb.base_url  # fixtures (records, statuses: conftest.py's)
 
 SCREENS = [(1280, 800), (390, 844)]
 MAINTAINER_WORDS = ("changed", "differs", "expected.yaml", "kb matrix", "kb accept", "accepted")
-
-
-@pytest.fixture(scope="module")
-def statuses(records):
-    from kb.site.generate import render
-
-    return render(records=records).statuses  # the derivation the build used, from the same records
 
 
 def _entries_to_measure(statuses) -> list[str]:

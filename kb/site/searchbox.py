@@ -62,6 +62,7 @@ def search(page, query: str, timeout: int = 10_000) -> list[str]:
     """Type `query` into the box; the result groups' addresses, best first ([] if none came)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    page.bring_to_front()  # Chromium slows a page behind another (one the tests opened later): 7 times per query
     box = page.locator("input.md-search__input")
     came = f"document.querySelectorAll('{RESULTS}').length > 0 && !document.querySelector('{RESULTS}[data-kb-seen]')"
     try:
