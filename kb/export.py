@@ -204,6 +204,36 @@ def _tables_once() -> None:
 
     export_utils._materialize_cpp_cia_ops = materialize_once
     _decomp.create_onnx_friendly_decomposition_table = table_once
+    _py_impl_lazy()
+
+
+def _py_impl_lazy() -> None:
+    """Every dynamo export overrides each composite op's kernels and puts them back: ~5,700 calls of torch's
+    OperatorBase.py_impl, each of which evaluates its inner function's annotations (typing's Callable[...]) again,
+    40% of a one-op model's export. The same source compiled with annotations left unevaluated (PEP 563)."""
+    import __future__
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        from torch import _ops
+    except ImportError:
+        return
+    py_impl = _ops.OperatorBase.py_impl
+    if getattr(py_impl, "kb_lazy", False):
+        return
+    try:
+        lines, first = inspect.getsourcelines(py_impl)
+        tree = ast.increment_lineno(ast.parse(textwrap.dedent("".join(lines))), first - 1)  # tracebacks point at torch
+        code = compile(tree, inspect.getsourcefile(py_impl), "exec", flags=__future__.annotations.compiler_flag,
+                       dont_inherit=True)
+    except (OSError, TypeError, SyntaxError):  # no source to compile: each call evaluates them, as before
+        return
+    namespace: dict = {}
+    exec(code, vars(_ops), namespace)
+    namespace["py_impl"].kb_lazy = True
+    _ops.OperatorBase.py_impl = namespace["py_impl"]
 
 
 def _check_rewrites(manifest: dict, outdir: Path) -> None:
