@@ -21,6 +21,16 @@ def _known_engine(name: str) -> str:
 
 
 Engine = Annotated[str, AfterValidator(_known_engine)]
+
+
+def _searchable(word: str) -> str:
+    if not re.search(r"\w", word):
+        raise ValueError(f"{word!r} has no letter or digit, so the site's search cannot find it: write what it "
+                         "stands for ('floor division', not '//')")
+    return word
+
+
+Synonym = Annotated[str, AfterValidator(_searchable)]  # a word people use for an entry or a message
 Component = Literal["converter", "runtime", "quantizer"]
 Symptom = Literal["conversion-error", "runtime-error", "crash", "wrong-output", "nan-output"]
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -124,7 +134,7 @@ class Message(Strict):
     causes: list[Cause] = []
     # How people who met it put it, in English and Chinese ("ex.extract 返回 -100", "opencl 找不到后端"): the
     # search and kb explain read these as an entry's synonyms. zh: what the message means, in Chinese.
-    synonyms: list[str] = []
+    synonyms: list[Synonym] = []
     zh: str = ""
     # A message that an engine lacks an op ("Einsum not supported yet!"): a regex whose group 1, at each match in
     # a line of it, is an ONNX op so named. The op's figure in onnx's own node tests on that engine goes with the
@@ -293,7 +303,7 @@ class EntryMeta(Strict):
     workarounds: list[Workaround] = []
     aliases: list[str] = []  # former slugs, kept as redirects
     guard: Guard | None = None  # a regression guard: declared, not inferred from tags
-    synonyms: list[str] = []  # the words users write for it (e.g. deconvolution, 反卷积): searched on the site
+    synonyms: list[Synonym] = []  # the words users write for it (e.g. deconvolution, 反卷积): searched on the site
     zh: Chinese | None = None  # a Chinese summary, shown and searched on the site
     checks: list[CheckRow] = []  # checks as data; more steps than one path: functions in test_checks.py
 
@@ -304,15 +314,6 @@ class EntryMeta(Strict):
             raise ValueError(f"{len(title)} characters, at most {TITLE_MAX}: engine, symptom and trigger in a few "
                              "words; the detail goes to the page's Symptom section")
         return title
-
-    @field_validator("synonyms")
-    @classmethod
-    def _searchable(cls, words: list[str]) -> list[str]:
-        bare = [w for w in words if not re.search(r"\w", w)]
-        if bare:
-            raise ValueError(f"{bare}: no letter or digit, so the site's search cannot find it: write what it "
-                             "stands for ('floor division', not '//')")
-        return words
 
     @field_validator("signatures", "workarounds", "trigger")
     @classmethod

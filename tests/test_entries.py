@@ -36,7 +36,7 @@ def edit_page(folder, old, new):
     ("engines: [onnxruntime]", "engines: [onnxruntime", "front matter is not valid YAML"),
     ("engines: [onnxruntime]", "engines: [tensorrt]", "unknown engine 'tensorrt'"),
     ("    edges: [[sigmoid, mul]]", "    edges: [[sigmoid, nope]]", "edge names unknown node"),
-    ("symptom: wrong-output", "symptom: wrong-output\nsynonyms: [silu, '//']", "field 'synonyms'"),  # unsearchable
+    ("symptom: wrong-output", "symptom: wrong-output\nsynonyms: [silu, '//']", "field 'synonyms.1'"),  # unsearchable
 ])
 def test_broken_front_matter(fixture_entry, old, new, problem):
     folder = fixture_entry(GUARD)

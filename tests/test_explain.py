@@ -294,7 +294,8 @@ def test_messages_and_the_entries_citing_them(fixture_corpus):
     ({"engines": ["tensorrt"]}, "engines.0"),
     ({"id": "another-id"}, "id"),
     ({"template": "Broad cast failure, dim1 = <n>"}, "(root)"),  # not the example's text
-], ids=["generic", "regex", "example", "ref", "engine", "id", "template"])
+    ({"synonyms": ["broadcast", "=="]}, "synonyms.1"),  # no word: the site's search cannot find it
+], ids=["generic", "regex", "example", "ref", "engine", "id", "template", "synonym"])
 def test_a_bad_message_file_is_one_line_naming_file_and_field(change, field, fixture_corpus):
     path = fixture_corpus / "repros" / "_messages" / "fake-broadcast-error.yaml"
     data = {**yaml.safe_load(path.read_text()), **change}
