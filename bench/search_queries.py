@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -91,16 +90,8 @@ def generic_lines(queries: list[dict]) -> None:
 def build(tmp: Path) -> Path:
     """The site of this checkout, built in a fresh Python (as the browser test does: the index's Chinese
     words come from jieba's global state), from a snapshot of the record store."""
-    from kb.paths import state
-
-    records = tmp / "records"
-    records.mkdir()
-    src = state("records")
-    if src.is_dir():
-        for f in src.glob("*.jsonl"):
-            shutil.copy(f, records / f.name)
     site = tmp / "site"
-    p = searchbox.build(site, tmp / "docs", records, cwd=REPO)
+    p = searchbox.build(site, tmp / "docs", searchbox.snapshot(tmp / "records"), cwd=REPO)
     if p.returncode != 0:
         raise SetupError(f"the site build failed:\n{p.stderr[-2000:]}")
     return site

@@ -55,7 +55,7 @@ def records(tmp_path_factory):
     records. The site built from it (`built_site`) is built once per run too."""
     from filelock import FileLock
 
-    from kb.paths import state
+    from kb.site import searchbox
 
     shared = _once(tmp_path_factory) / "kb-browser-site"
     with FileLock(str(shared) + ".lock"):
@@ -63,11 +63,7 @@ def records(tmp_path_factory):
         if not snap.is_dir():
             tmp = shared / "records.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir(parents=True)
-            src = state("records")
-            for f in src.glob("*.jsonl") if src.is_dir() else ():
-                shutil.copy(f, tmp / f.name)
-            tmp.rename(snap)
+            searchbox.snapshot(tmp).rename(snap)
     return snap
 
 

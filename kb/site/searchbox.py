@@ -1,6 +1,7 @@
 """The built site in Chromium, as a person uses it: for the browser tests and the search bench, which must
 build, serve and type alike (playwright is a test dependency, imported only here, on use).
 
+    snapshot(records)            a copy of the record store, for a build and its readers to read the same
     build(site, docs, records)   the site of a checkout, built in a fresh Python
     served(site)                 a local address serving it, for a `with` block
     chromium_path()              a Chromium to drive, or None
@@ -23,6 +24,18 @@ RESULTS = ".md-search-result__list > li"
 ZH_PROBE = "量化"  # a Chinese word several entries use: the worker's segmenter is loaded once it finds pages
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def snapshot(records: Path) -> Path:
+    """Copy the record store into the new folder `records`: checks running meanwhile append to the store, and the
+    site and whoever compares with it must read the same records."""
+    from kb.paths import state
+
+    records.mkdir(parents=True)
+    src = state("records")
+    for f in src.glob("*.jsonl") if src.is_dir() else ():
+        shutil.copy(f, records / f.name)
+    return records
 
 
 def build(site: Path, docs: Path, records: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
