@@ -308,3 +308,15 @@ def test_an_arm_cpu_that_is_not_set_up_is_unavailable(tmp_path, monkeypatch):
     with pytest.raises(Unavailable, match="kb tools build arm64"):
         arm64.runner("cortex-a76", "ncnn", "1.0.20261020")
 
+
+
+def test_pnnx_is_found_without_importing_torch():
+    """The pnnx package's EXEC_PATH, without its import of torch (4 s and hundreds of MB in each pytest worker)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("pnnx")
+    code = ("import sys; from kb.engines.pnnx import executable; path = executable(); torch = 'torch' in sys.modules; "
+            "import pnnx; print(path == pnnx.EXEC_PATH, torch)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.stdout.split() == ["True", "False"], p.stderr[-2000:]

@@ -794,45 +794,52 @@ def test_convnext_for_mnn(real_kb, tmp_path, capsys):
 
 # ---- models exported from torch (dynamo=False), and torch files ------------------------------
 
-torch = pytest.importorskip("torch")
+@pytest.fixture(scope="module")
+def torch():
+    """Imported by the tests that use it, not at collection, which every xdist worker does (4 s each)."""
+    return pytest.importorskip("torch")
 
 
-class Decoder(torch.nn.Module):
+def decoder(torch, groups):
     """Not the reproducer: a grouped deconv, then a learned per-channel gain and bias (a Scale)."""
+    nn = torch.nn
 
-    def __init__(self, groups):
-        super().__init__()
-        self.stem = torch.nn.Conv2d(3, 6, 3, padding=1)
-        self.up = torch.nn.ConvTranspose2d(6, 12, 4, stride=2, padding=1, groups=groups)
-        self.gain = torch.nn.Parameter(torch.rand(1, 12, 1, 1))
-        self.bias = torch.nn.Parameter(torch.rand(1, 12, 1, 1))
-        self.out = torch.nn.Conv2d(12, 2, 1)
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 6, 3, padding=1)
+            self.up = nn.ConvTranspose2d(6, 12, 4, stride=2, padding=1, groups=groups)
+            self.gain = nn.Parameter(torch.rand(1, 12, 1, 1))
+            self.bias = nn.Parameter(torch.rand(1, 12, 1, 1))
+            self.out = nn.Conv2d(12, 2, 1)
 
-    def forward(self, x):
-        return self.out(torch.relu(self.up(torch.relu(self.stem(x))) * self.gain + self.bias))
+        def forward(self, x):
+            return self.out(torch.relu(self.up(torch.relu(self.stem(x))) * self.gain + self.bias))
+
+    return Decoder()
 
 
-def torch_export(module, path, opset=13):
+def torch_export(torch, module, path, opset=13):
     torch.onnx.export(module.eval(), (torch.randn(1, 3, 8, 8),), str(path), dynamo=False, opset_version=opset,
                       input_names=["image"], output_names=["mask"])
     return path
 
 
-def test_torch_exported_positive(tmp_path, capsys):
-    path = torch_export(Decoder(groups=3), tmp_path / "decoder.onnx", opset=17)
+def test_torch_exported_positive(torch, tmp_path, capsys):
+    path = torch_export(torch, decoder(torch, groups=3), tmp_path / "decoder.onnx", opset=17)
     assert scan_command(str(path), [], True) == codes.FOUND
     (row,) = json.loads(capsys.readouterr().out)
     assert (row["id"], row["pattern"]) == ("KB901", "grouped-deconv-scale")
     assert row["roles"] == {"deconv": "/up/ConvTranspose", "mul": "/Mul", "add": "/Add"}
 
 
-def test_torch_exported_clean(tmp_path, capsys):
-    path = torch_export(Decoder(groups=1), tmp_path / "decoder.onnx")
+def test_torch_exported_clean(torch, tmp_path, capsys):
+    path = torch_export(torch, decoder(torch, groups=1), tmp_path / "decoder.onnx")
     assert scan_command(str(path), [], True) == codes.NOTHING_FOUND
     assert json.loads(capsys.readouterr().out) == []
 
 
-def test_torch_export_program_is_exported_then_scanned(tmp_path, capsys):
+def test_torch_export_program_is_exported_then_scanned(torch, tmp_path, capsys):
     """A torch.export program goes through the ONNX exporter's defaults, then is scanned like any model."""
     class Centred(torch.nn.Module):
         def forward(self, x):
@@ -847,12 +854,12 @@ def test_torch_export_program_is_exported_then_scanned(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kind", ["torchscript", "checkpoint"])
-def test_torch_files_that_cannot_be_scanned(kind, tmp_path):
+def test_torch_files_that_cannot_be_scanned(torch, kind, tmp_path):
     path = tmp_path / "model.pt"
     if kind == "torchscript":
-        torch.jit.trace(Decoder(2).eval(), torch.randn(1, 3, 8, 8)).save(str(path))
+        torch.jit.trace(decoder(torch, 2).eval(), torch.randn(1, 3, 8, 8)).save(str(path))
     else:
-        torch.save(Decoder(2).state_dict(), str(path))
+        torch.save(decoder(torch, 2).state_dict(), str(path))
     with pytest.raises(KBError) as e:
         scan_command(str(path), [], False)
     assert e.value.code == codes.CANNOT_SCAN

@@ -68,6 +68,17 @@ def feeding(param: Path) -> Feeding | None:
     return read_feeding(script_for(param))
 
 
+def executable() -> str:
+    """The pnnx binary of the pnnx package on the path (its EXEC_PATH), found without importing the package: that
+    imports torch, 4 s in each process that converts."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pnnx")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("No module named 'pnnx'")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "pnnx")
+
+
 def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None = None,
                  timeout: float = 300, memory: int | None = None, flags=(), external=()) -> tuple[StepResult, Path, Path]:
     """pnnx `model` (.pt or .onnx, copied into `work`, where pnnx writes its outputs) with input shapes `shapes`
@@ -75,8 +86,6 @@ def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None =
     child; return the step and the ncnn (param, bin) it should have written. `external`: the model's external
     data files (paths relative to it), copied beside it. Session-free, so kb.conform, kb.locate and bench/arch
     convert exactly as the checks do."""
-    import pnnx
-
     work.mkdir(parents=True, exist_ok=True)
     src = work / model.name  # pnnx writes its outputs next to its input
     shutil.copy(model, src)
@@ -90,7 +99,7 @@ def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None =
     param, bin = work / f"{src.stem}.ncnn.param", work / f"{src.stem}.ncnn.bin"
     py = script_for(param)
     # Named explicitly: pnnx otherwise derives names from the input's, with '-' turned into '_'.
-    argv = [pnnx.EXEC_PATH, str(src), f"inputshape={shape}", f"ncnnparam={param}", f"ncnnbin={bin}",
+    argv = [executable(), str(src), f"inputshape={shape}", f"ncnnparam={param}", f"ncnnbin={bin}",
             f"ncnnpy={py}"] + ([] if fp16 is None else [f"fp16={int(fp16)}"]) + list(flags)
     step = run_command(f"pnnx {model.name}", argv, cwd=work, timeout=timeout, memory=memory,
                        shown=" ".join([f"pnnx {model.name} inputshape={shape} ncnnparam={param.name} ncnnbin={bin.name} "
