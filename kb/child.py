@@ -83,6 +83,24 @@ def limit_memory(memory: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
 
+def _parent_death_signal():
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).prctl  # resolved here: a child of a threaded parent must not dlopen
+
+
+_PRCTL = _parent_death_signal()
+
+
+def dies_with_parent() -> None:
+    """preexec_fn for a long child (`kb check` of a release under `kb matrix`): it gets SIGTERM when the thread that
+    started it ends, so killing kb matrix does not leave it running. Linux only (prctl PR_SET_PDEATHSIG)."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)
+
+
 def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
                 shown: str | None = None, env: dict[str, str] | None = None, memory: int | None = None) -> StepResult:
     """`memory`: the step's address-space cap in bytes (limit_memory), None for none."""

@@ -521,13 +521,14 @@ def in_release(engine: str, release: str, argv: list[str], timeout: float = 6 * 
     import subprocess
     import sys
 
-    from kb import envs
+    from kb import child, envs
 
     env = envs.ensure(engine, release)
     if env.path is None:
         return env.problem
     return subprocess.run([sys.executable, "-m", "kb", "conform", "--engine", engine, *argv], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": envs.python_path(env)})
+                          text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": envs.python_path(env)},
+                          preexec_fn=child.dies_with_parent)  # noqa: PLW1509 -- one prctl, no lock
 
 
 def saved_rows(files: list[Path], engine: str) -> list[dict]:

@@ -15,7 +15,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import datetime, timezone
 
-from kb import envs, versions
+from kb import child, envs, versions
 from kb.engines import ENGINES
 from kb.entries import Entry
 from kb.checks import Check, load_checks
@@ -51,7 +51,8 @@ def run_version(engine: str, version: str, entries: list[Entry], timeout: float 
         return [_placeholder(e, c, engine, version, V.ERROR, problem) for e, c in todo], problem
     argv = [sys.executable, "-m", "kb", "check", *[e.slug for e in entries], "--engine", engine, "--json", "--reuse"]
     try:
-        p = subprocess.run(argv, env=child_env, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(argv, env=child_env, capture_output=True, text=True, timeout=timeout,
+                           preexec_fn=child.dies_with_parent)  # noqa: PLW1509 -- one prctl, no lock
         rows = json.loads(p.stdout) if p.returncode in (0, 1) else None
     except (subprocess.TimeoutExpired, json.JSONDecodeError):
         p, rows = None, None

@@ -2,6 +2,8 @@
 
 import sys
 
+import pytest
+
 from kb.child import run_command, run_function
 
 
@@ -121,3 +123,50 @@ def test_a_server_serves_every_kb_setting_and_each_step_sees_its_own(tmp_path, m
     run_function("env", "tests.test_child:write_env", out=str(tmp_path / "omp"), names=["OMP_NUM_THREADS"], **warm)
     assert (tmp_path / "omp").read_text() == repr(["3"])
     assert len({s.pid for k, s in forkserver._servers.items() if k[2] == ("json",)}) == 2
+
+
+PARENT = r"""
+import subprocess, sys, time
+from kb.child import dies_with_parent
+kw = {"preexec_fn": dies_with_parent} if sys.argv[2] == "bound" else {}
+subprocess.Popen([sys.executable, "-c", "import os, time; open(%r, 'w').write(str(os.getpid())); time.sleep(60)"
+                  % sys.argv[1]], **kw)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG) is Linux's")
+@pytest.mark.parametrize("how", ["bound", "unbound"])
+def test_a_long_child_dies_with_the_process_that_started_it(tmp_path, how):
+    """A killed kb matrix left its `kb check` running; started with dies_with_parent, the child goes with it."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    pidfile = tmp_path / "pid"
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(pidfile), how])
+    deadline = time.monotonic() + 30
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline, "the child never started"
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    parent.kill()
+    parent.wait()
+
+    def alive() -> bool:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return False
+        with open(f"/proc/{child}/stat") as f:  # a zombie is gone too: its parent, init, has not reaped it yet
+            return f.read().split(") ")[1][0] != "Z"
+
+    deadline = time.monotonic() + 3  # the signal comes at once; 3 s is slack for a loaded machine
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert alive() == (how == "unbound")  # without it, the child would run on (the bug)
+    finally:
+        if alive():
+            os.kill(child, signal.SIGKILL)
