@@ -105,6 +105,10 @@ class NodeSpec(Strict):
     # followed through ops that keep the type (GraphIndex.elem_type). Unknown is None, so a test sees its
     # `default`: {0: {ne: 1, default: 0}} is "not known to be float already" (a Cast that really converts).
     input_types: dict[int, Pred] = {}
+    # Ranks of input slots, where the graph states them: a constant's dims, a model input's declared shape, a
+    # value_info entry (dynamo writes one for every tensor). Unknown is None, so a test sees its `default`:
+    # {0: {ge: 3, default: 3}} is "not known to be below rank 3".
+    input_rank: dict[int, Pred] = {}
 
     def ops(self) -> set[str] | None:
         if self.op == "*":
@@ -226,6 +230,7 @@ class GraphIndex:
                     self.subgraphs.extend(a.graphs)
         self._attrs: dict[int, dict[str, Any]] = {}
         self._dynamic: set[int] | None = None
+        self._stated: dict | None = None  # tensor name -> its stated TypeProto.Tensor (rank())
 
     SHAPE_ONLY = frozenset({"Shape", "Size"})  # their outputs are fixed once the input shape is
 
@@ -289,6 +294,9 @@ class GraphIndex:
         for slot, pred in spec.input_types.items():
             if not pred.test(self.elem_type(node.input[slot]) if slot < len(node.input) else None):
                 return False
+        for slot, pred in spec.input_rank.items():
+            if not pred.test(self.rank(node.input[slot]) if slot < len(node.input) and node.input[slot] else None):
+                return False
         for slot, pred in spec.const_rank.items():
             shape = self.const_shape(node.input[slot]) if slot < len(node.input) else None
             if shape is None or not pred.test(len(shape)):
@@ -339,6 +347,17 @@ class GraphIndex:
         if node.op_type in self.KEEP_TYPE and node.input and depth > 0:
             return self.elem_type(node.input[0], depth - 1)
         return None
+
+    def rank(self, name: str) -> int | None:
+        """The rank of a tensor as the graph states it (see NodeSpec.input_rank), or None."""
+        shape = self.const_shape(name)
+        if shape is not None:
+            return len(shape)
+        if self._stated is None:
+            self._stated = {v.name: v.type.tensor_type for v in (*self.graph.input, *self.graph.value_info,
+                                                                   *self.graph.output)}
+        t = self._stated.get(name)
+        return len(t.shape.dim) if t is not None and t.HasField("shape") else None
 
     def _const(self, name: str):
         """The TensorProto of a constant (an initializer, or a Constant node's value), or None."""

@@ -308,3 +308,26 @@ def test_same_dims_compares_constants_of_two_matched_nodes(groups, channels, hit
 def test_same_dims_must_name_pattern_nodes():
     with pytest.raises(ValueError, match="same_dims names unknown node 'nope'"):
         Pattern.model_validate({**GROUPS_EQ_CHANNELS, "same_dims": [[["norm", 1, 0], ["nope", 1, 0]]]})
+
+
+MATVEC = Pattern.model_validate({
+    "name": "matvec", "summary": "", "nodes": {"m": {"op": "MatMul", "const_rank": {1: {"eq": 1}},
+                                                     "input_rank": {0: {"ge": 3, "default": 3}}}},
+})
+
+
+@pytest.mark.parametrize("x_rank, r_rank, hit", [(3, None, True), (2, None, False), (None, 2, False), (None, 4, True),
+                                                 (None, None, True)])
+def test_input_rank_reads_the_stated_shape_and_unknown_takes_the_default(x_rank, r_rank, hit):
+    """x @ w fails on MNN for x of rank 3 or more (KB137). MatMul reads the model input x (x_rank) or a Relu's
+    output r, whose rank a value_info entry states (r_rank) or nothing does: unknown, the pattern's default decides."""
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4], [1.0] * 4)
+    if x_rank:
+        nodes, x = [helper.make_node("MatMul", ["x", "w"], ["y"])], [2] * (x_rank - 1) + [4]
+    else:
+        nodes, x = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("MatMul", ["r", "w"], ["y"])], [2, 4]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[w])
+    if r_rank:
+        g.value_info.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [2] * (r_rank - 1) + [4]))
+    assert bool(find([MATVEC], helper.make_model(g))) is hit

@@ -29,3 +29,4 @@ def variants():
     yield Case("batch1", Fn(lambda t: t @ W), (randn(1, 4, 5),), dynamo=False)
     yield Case("attention-pool", Pool(), (randn(2, 6, 5),), dynamo=False)
     yield Case("attention-pool-dynamo", Pool(), (randn(2, 6, 5),), dynamo=True)
+    yield Case("matrix-2d-near-miss", Fn(lambda t: t @ W), (randn(4, 5),), dynamo=False)  # x of rank 2
