@@ -53,3 +53,22 @@ def test_each_attempt_reads_the_model_through_a_path_of_another_length(fixture_e
     run(fixture_entry, 3, None)
     paths = [Path(p) for p in (corpus / "repros" / NAN / "test_checks.py.paths").read_text().split()]
     assert len({len(str(p)) for p in paths}) == 3 and all(p.name == "sqrt-abs.onnx" for p in paths)
+
+
+@pytest.mark.parametrize("attempt, fresh", [(0, False), (1, True), (3, True)])
+def test_mnn_steps_after_the_first_attempt_run_in_a_fresh_process(monkeypatch, tmp_path, attempt, fresh):
+    """The first attempt forks a warm server; the others start MNN as users do, in a fresh process: a forked
+    layout is the same for every attempt, and in two of six full runs here KB064's did not crash in any of them."""
+    from types import SimpleNamespace
+
+    from kb import child
+    from kb.engines.mnn import MNN
+
+    seen = []
+    monkeypatch.setattr(child, "run_function", lambda *a, **kw: seen.append(kw.get("preload")) or
+                        SimpleNamespace(returncode=0))
+    session = SimpleNamespace(attempt=attempt, source=lambda p: p, path=lambda n: tmp_path / n,
+                              step=lambda result, produces=(): result)
+    MNN(session).convert(tmp_path / "m.onnx")
+    MNN(session).quantize(tmp_path / "m.mnn", {}, "q.mnn")
+    assert seen == [(), ()] if fresh else all(seen) and len(seen) == 2
