@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -30,19 +31,21 @@ from kb.target import call as call_target
 _servers: OrderedDict[tuple, subprocess.Popen] = OrderedDict()  # least recently used first
 _KEPT = 4  # servers kept warm at once (kb matrix goes through one engine version after another)
 _lock = threading.Lock()
-_VOLATILE = {"PYTEST_CURRENT_TEST"}  # changes with every test; a server per value would never be reused
+# Variables read only when a step runs, never by an import or the interpreter's start: each child takes the job's
+# own values, so a server is shared across them (tests set KB_ROOT or KB_RECORDS; pytest changes its own per test).
+_AT_CALL = re.compile(r"KB_|PYTEST_|CI$")
 _SLACK = 30.0  # beyond a job's own timeout (the server enforces that), how long the host waits for a reply
 
 
 def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], target: str, kwargs: dict[str, Any],
          output: Path, timeout: float, cwd: Path | None, memory: int | None = None) -> tuple[int | None, bool] | None:
-    """Run `target(**kwargs)` in a fork of the warm server for (python, environment, preload), the
-    environment `env` (kb.child's steps' with the caller's), as a fresh process would have it; its output goes to
-    `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
+    """Run `target(**kwargs)` in a fork of the warm server for (python, environment but _AT_CALL's variables,
+    preload), with the environment `env` (kb.child's steps' with the caller's) as a fresh process would have it;
+    its output goes to `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
     (the caller then runs the step in a fresh process)."""
-    key = (tuple(python), tuple(sorted((k, v) for k, v in env.items() if k not in _VOLATILE)), preload)
+    key = (tuple(python), tuple(sorted((k, v) for k, v in env.items() if not _AT_CALL.match(k))), preload)
     job = json.dumps({"target": target, "kwargs": kwargs, "output": str(output), "timeout": timeout,
-                      "cwd": str(cwd) if cwd else None, "memory": memory}) + "\n"
+                      "cwd": str(cwd) if cwd else None, "memory": memory, "env": env}) + "\n"
     with _lock:
         server = _servers.get(key)
         if server is None or server.poll() is not None:
@@ -119,6 +122,8 @@ def _child(job: dict[str, Any], null: int) -> None:
     code = 1
     try:
         os.setsid()
+        os.environ.clear()  # the job's environment, as a fresh process started with it would have
+        os.environ.update(job["env"])
         if job.get("memory"):
             import resource
 

@@ -98,6 +98,33 @@ def test_a_server_that_dies_is_replaced_by_a_fresh_process(tmp_path):
     assert step.ok and (tmp_path / "b").read_text() == "4"
 
 
+def write_env(out, names):
+    import os
+
+    open(out, "w").write(repr([os.environ.get(n) for n in names]))
+
+
+def test_a_server_serves_every_kb_setting_and_each_step_sees_its_own(tmp_path, monkeypatch):
+    """KB_ROOT, KB_RECORDS and pytest's own variables are read when a step runs, not at import: tests that set them
+    share one warm server (a server per value pushed out the corpus's), and each step sees its job's values."""
+    from kb import forkserver
+
+    warm = {"python": [sys.executable], "preload": ("json",)}
+    monkeypatch.setenv("KB_STALE", "1")
+    run_function("first", "tests.test_child:write_sum", a=0, b=0, out=str(tmp_path / "0"), **warm)
+    monkeypatch.delenv("KB_STALE")
+    for i, root in enumerate(("/a", "/b")):
+        monkeypatch.setenv("KB_ROOT", root)
+        out = tmp_path / f"env{i}"
+        step = run_function("env", "tests.test_child:write_env", out=str(out), names=["KB_ROOT", "KB_STALE"], **warm)
+        assert step.ok and out.read_text() == repr([root, None])
+    assert len({s.pid for k, s in forkserver._servers.items() if k[2] == ("json",)}) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # read by an import: a server of its own
+    run_function("env", "tests.test_child:write_env", out=str(tmp_path / "omp"), names=["OMP_NUM_THREADS"], **warm)
+    assert (tmp_path / "omp").read_text() == repr(["3"])
+    assert len({s.pid for k, s in forkserver._servers.items() if k[2] == ("json",)}) == 2
+
+
 PARENT = r"""
 import subprocess, sys, time
 from kb.child import dies_with_parent
