@@ -102,9 +102,20 @@ def dies_with_parent() -> None:
 
 
 def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
-                shown: str | None = None, env: dict[str, str] | None = None, memory: int | None = None) -> StepResult:
-    """`memory`: the step's address-space cap in bytes (limit_memory), None for none."""
+                shown: str | None = None, env: dict[str, str] | None = None, memory: int | None = None,
+                warm: bool = False) -> StepResult:
+    """`memory`: the step's address-space cap in bytes (limit_memory), None for none. `warm`: a native binary whose
+    start-up is most of its time runs as a fork of a warm copy of itself (kb.zygote), where that can be set up."""
     start = time.monotonic()
+    if warm:
+        import tempfile
+
+        from kb import zygote
+
+        with tempfile.NamedTemporaryFile(prefix="kb-step-", suffix=".log") as log:
+            fate = zygote.call(argv, {**step_env(), **(env or {})}, Path(log.name), timeout, cwd, memory)
+            if fate is not None:
+                return _result(name, shown or " ".join(argv), *fate, start, Path(log.name).read_bytes())
     proc = subprocess.Popen(argv, cwd=cwd, env={**step_env(), **(env or {})}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                             # only setrlimit runs between fork and exec: no lock a thread may hold

@@ -29,7 +29,7 @@ from typing import Any
 from kb.target import call as call_target
 
 _servers: OrderedDict[tuple, subprocess.Popen] = OrderedDict()  # least recently used first
-_KEPT = 4  # servers kept warm at once (kb matrix goes through one engine version after another)
+_KEPT = 6  # servers kept warm at once (kb matrix goes through one engine version after another)
 _lock = threading.Lock()
 # Variables read only when a step runs, never by an import or the interpreter's start: each child takes the job's
 # own values, so a server is shared across them (tests set KB_ROOT or KB_RECORDS; pytest changes its own per test).
@@ -43,29 +43,41 @@ def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], targe
     preload), with the environment `env` (kb.child's steps' with the caller's) as a fresh process would have it;
     its output goes to `output`. Returns (returncode, negative for a signal; timed_out), or None if the server itself failed
     (the caller then runs the step in a fresh process)."""
-    key = (tuple(python), tuple(sorted((k, v) for k, v in env.items() if not _AT_CALL.match(k))), preload)
     job = json.dumps({"target": target, "kwargs": kwargs, "output": str(output), "timeout": timeout,
                       "cwd": str(cwd) if cwd else None, "memory": memory, "env": env}) + "\n"
+    line = ask(("python", tuple(python), preload), [*python, "-m", "kb.forkserver", *preload], env, job.encode(), timeout)
+    try:
+        reply = json.loads(line)
+        return reply["returncode"], reply["timed_out"]
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def ask(kind: tuple, argv: list[str], env: dict[str, str], job: bytes, timeout: float) -> bytes | None:
+    """Send `job` to the warm server of `kind` and `env` (but _AT_CALL's variables), started as `argv` with `env` if
+    none runs, and return its one-line reply; None if it failed (it is stopped: the next job starts another).
+    kb.zygote's servers are kept here too."""
+    key = (kind, tuple(sorted((k, v) for k, v in env.items() if not _AT_CALL.match(k))))
     with _lock:
         server = _servers.get(key)
         if server is None or server.poll() is not None:
             while len(_servers) >= _KEPT:
                 _stop(_servers.popitem(last=False)[1])
-            server = _servers[key] = subprocess.Popen(
-                [*python, "-m", "kb.forkserver", *preload], env=env, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+            server = _servers[key] = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                      stderr=subprocess.DEVNULL, start_new_session=True)
         _servers.move_to_end(key)
         try:
-            server.stdin.write(job.encode())
+            server.stdin.write(job)
             server.stdin.flush()
             ready, _, _ = select.select([server.stdout], [], [], timeout + _SLACK)
             line = server.stdout.readline() if ready else b""
-            reply = json.loads(line)
-            return reply["returncode"], reply["timed_out"]
-        except (OSError, ValueError, KeyError):
-            _stop(server)
-            _servers.pop(key, None)
-            return None
+            if line.endswith(b"\n"):
+                return line
+        except OSError:
+            pass
+        _stop(server)
+        _servers.pop(key, None)
+        return None
 
 
 def _stop(server: subprocess.Popen) -> None:

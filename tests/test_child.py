@@ -72,7 +72,7 @@ def test_a_warm_server_forks_each_step_and_keeps_its_fate(tmp_path):
     assert step.timed_out and not step.ok and step.duration < 10
     step = run_function("add", "tests.test_child:write_sum", a=1, b=2, out=str(tmp_path / "sum"), **warm)
     assert step.ok and (tmp_path / "sum").read_text() == "3"
-    assert len({s.pid for k, s in forkserver._servers.items() if k[2] == ("json",)}) == 1  # one did all four
+    assert len({s.pid for k, s in forkserver._servers.items() if k[0][2] == ("json",)}) == 1  # one did all four
     step = run_function("message", "tests.test_child:exit_with", code="ncnn: extract 'out0' failed with -1", **warm)
     assert step.returncode == 1 and step.output.strip() == "ncnn: extract 'out0' failed with -1"
     step = run_function("none", "tests.test_child:exit_with", code=None, **warm)
@@ -118,11 +118,11 @@ def test_a_server_serves_every_kb_setting_and_each_step_sees_its_own(tmp_path, m
         out = tmp_path / f"env{i}"
         step = run_function("env", "tests.test_child:write_env", out=str(out), names=["KB_ROOT", "KB_STALE"], **warm)
         assert step.ok and out.read_text() == repr([root, None])
-    assert len({s.pid for k, s in forkserver._servers.items() if k[2] == ("json",)}) == 1
+    assert len({s.pid for k, s in forkserver._servers.items() if k[0][2] == ("json",)}) == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # read by an import: a server of its own
     run_function("env", "tests.test_child:write_env", out=str(tmp_path / "omp"), names=["OMP_NUM_THREADS"], **warm)
     assert (tmp_path / "omp").read_text() == repr(["3"])
-    assert len({s.pid for k, s in forkserver._servers.items() if k[2] == ("json",)}) == 2
+    assert len({s.pid for k, s in forkserver._servers.items() if k[0][2] == ("json",)}) == 2
 
 
 PARENT = r"""

@@ -8,7 +8,7 @@ LAYERS = {  # the README's map, top (0) to bottom
     0: ["verdicts", "tags", "errors", "paths", "versions", "engines", "logs"],  # engines: the registry, kb/engines/__init__.py
     1: ["pattern", "pipelines", "schema", "entries", "messages", "records", "expectations", "checks", "history",
         "status", "compare", "conformance", "opfigures", "ways"],
-    2: ["child", "target", "forkserver", "export", "blocks", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
+    2: ["child", "target", "forkserver", "zygote", "export", "blocks", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
         "accepting", "conform"],
     3: ["match", "site", "locate", "reduce", "fromonnx"],
     4: ["contracts", "pytest_plugin", "cli", "scaffold", "__main__", "__init__"],
