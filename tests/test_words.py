@@ -103,3 +103,32 @@ def test_kb_explain_and_the_box_read_a_typo_as_the_word():
     want = site.rank("groupnorm")[:2]
     assert want and site.rank("groupnrom")[:2] == want
     assert [p for p, _, _ in index.rank("groupnrom")][:2] == [p for p, _, _ in index.rank("groupnorm")][:2]
+
+
+def test_a_report_is_cut_alike_with_the_dictionary_read_word_by_word(tmp_path, monkeypatch):
+    """kb explain reads jieba's dictionary from kb's SQLite copy one word at a time (words._few_cuts): every Chinese
+    text of the corpus, with the pages' words taught, is cut as jieba cuts it with its whole dictionary."""
+    import pytest
+
+    jieba = pytest.importorskip("jieba")
+    from kb.entries import load_all
+    from kb.messages import load_all as load_messages
+
+    monkeypatch.setenv("KB_CACHE", str(tmp_path))
+    words._keep_dictionary()
+    entries, messages = load_all(), list(load_messages().values())
+    texts = [t for e in entries for t in (e.meta.zh.title if e.meta.zh else "", *e.meta.synonyms)] + \
+            [t for m in messages for t in (m.zh, *m.synonyms)]
+    texts = [t for t in texts if words._CJK.search(t)]
+    assert len(texts) > 300
+    whole, kept = jieba.Tokenizer(), jieba.Tokenizer()
+    whole.initialize()
+    monkeypatch.setattr(jieba, "dt", kept)
+    words._few_cuts()
+    assert isinstance(kept.FREQ, words._Frequencies) and kept.total == whole.total
+    for t in (whole, kept):
+        monkeypatch.setattr(jieba, "dt", t)
+        monkeypatch.setattr(jieba, "add_word", t.add_word)
+        words.teach_segmenter(entries, messages)
+    assert [kept.lcut(t) for t in texts] == [whole.lcut(t) for t in texts]
+    assert [kept.lcut_for_search(t) for t in texts] == [whole.lcut_for_search(t) for t in texts]
