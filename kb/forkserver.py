@@ -24,7 +24,7 @@ import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kb.target import call as call_target
 
@@ -45,7 +45,8 @@ def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], targe
     (the caller then runs the step in a fresh process)."""
     job = json.dumps({"target": target, "kwargs": kwargs, "output": str(output), "timeout": timeout,
                       "cwd": str(cwd) if cwd else None, "memory": memory, "env": env}) + "\n"
-    line = ask(("python", tuple(python), preload), [*python, "-m", "kb.forkserver", *preload], env, job.encode(), timeout)
+    line = ask(("python", tuple(python), preload), [*python, "-m", "kb.forkserver", *preload], env, job.encode(), timeout,
+               lambda reply: reply.startswith(b"{"))
     try:
         reply = json.loads(line)
         return reply["returncode"], reply["timed_out"]
@@ -53,10 +54,11 @@ def call(python: list[str], env: dict[str, str], preload: tuple[str, ...], targe
         return None
 
 
-def ask(kind: tuple, argv: list[str], env: dict[str, str], job: bytes, timeout: float) -> bytes | None:
+def ask(kind: tuple, argv: list[str], env: dict[str, str], job: bytes, timeout: float,
+        valid: Callable[[bytes], bool]) -> bytes | None:
     """Send `job` to the warm server of `kind` and `env` (but _AT_CALL's variables), started as `argv` with `env` if
-    none runs, and return its one-line reply; None if it failed (it is stopped: the next job starts another).
-    kb.zygote's servers are kept here too."""
+    none runs, and return its one-line reply; None if it failed or the reply is not `valid` (the server is stopped:
+    the next job starts another). kb.zygote's servers are kept here too."""
     key = (kind, tuple(sorted((k, v) for k, v in env.items() if not _AT_CALL.match(k))))
     with _lock:
         server = _servers.get(key)
@@ -71,7 +73,7 @@ def ask(kind: tuple, argv: list[str], env: dict[str, str], job: bytes, timeout: 
             server.stdin.flush()
             ready, _, _ = select.select([server.stdout], [], [], timeout + _SLACK)
             line = server.stdout.readline() if ready else b""
-            if line.endswith(b"\n"):
+            if line.endswith(b"\n") and valid(line):
                 return line
         except OSError:
             pass

@@ -58,11 +58,10 @@ def call(argv: list[str], env: dict[str, str], output: Path, timeout: float, cwd
         return None
     job = f"{len(fields)}\n".encode() + b"".join(f.encode() + b"\0" for f in fields)
     server_env = {**env, "KB_ZYGOTE": "1", "LD_PRELOAD": str(lib)}
-    reply = forkserver.ask(("zygote", argv[0], str(lib)), [argv[0]], server_env, job, timeout)
+    reply = forkserver.ask(("zygote", argv[0], str(lib)), [argv[0]], server_env, job, timeout,
+                           lambda line: line.startswith(b"kb.zygote "))
     try:
-        name, timed_out, status = (reply or b"").split()
-        if name != b"kb.zygote":
-            raise ValueError(name)
+        _, timed_out, status = (reply or b"").split()
         timed_out, status = int(timed_out), int(status)
     except ValueError:
         _refused.add(argv[0])  # no server came up (a static binary, a failed preload): not again in this process

@@ -94,3 +94,15 @@ def test_pnnx_writes_the_same_files_warm_and_fresh(tmp_path, monkeypatch):
     assert files[True].keys() == files[False].keys() and len(files[True]) >= 5
     assert files[True] == files[False]
     assert "Swish" in files[True]["silu.ncnn.param"].decode()
+
+
+def test_a_server_that_answers_without_its_name_is_stopped(tmp_path, monkeypatch):
+    """cat without the shim echoes the job back: that line is no reply, so that server goes and the step runs fresh."""
+    bogus = tmp_path / "bogus.so"
+    bogus.write_bytes(b"not a library")
+    monkeypatch.setattr(zygote, "library", lambda: bogus)
+    monkeypatch.setattr(zygote, "_refused", set())
+    cat, text = shutil.which("cat"), tmp_path / "text"
+    text.write_text("fresh\n")
+    step = run_command("cat", [cat, str(text)], warm=True)
+    assert step.ok and step.output == "fresh\n" and cat in zygote._refused and served(cat) == 0
