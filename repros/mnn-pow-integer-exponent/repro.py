@@ -13,24 +13,19 @@ from kb.export import Case
 SHAPE = (1, 8, 6, 10)
 
 
-def int_exponent(model):
-    """Make every constant exponent of a Pow an int64 tensor, as dynamo writes an integer power."""
-    consts = {i.name: i for i in model.graph.initializer}
-    consts.update({n.output[0]: n.attribute[0].t for n in model.graph.node if n.op_type == "Constant"})
-    for node in model.graph.node:
-        if node.op_type == "Pow" and node.input[1] in consts:
-            t = consts[node.input[1]]
-            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.int64), t.name))
+def exponent_as(dtype):
+    """An edit that makes every constant exponent of a Pow a `dtype` tensor: int64 as dynamo writes an integer
+    power; float32 is the workaround on the ONNX file."""
 
+    def edit(model):
+        consts = {i.name: i for i in model.graph.initializer}
+        consts.update({n.output[0]: n.attribute[0].t for n in model.graph.node if n.op_type == "Constant"})
+        for node in model.graph.node:
+            if node.op_type == "Pow" and node.input[1] in consts:
+                t = consts[node.input[1]]
+                t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(dtype), t.name))
 
-def float_exponent(model):
-    """The workaround on the ONNX file: make every integer constant exponent of a Pow a float32 tensor."""
-    consts = {i.name: i for i in model.graph.initializer}
-    consts.update({n.output[0]: n.attribute[0].t for n in model.graph.node if n.op_type == "Constant"})
-    for node in model.graph.node:
-        if node.op_type == "Pow" and node.input[1] in consts:
-            t = consts[node.input[1]]
-            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float32), t.name))
+    return edit
 
 
 def norm(ord, dim=1, keepdim=True):
@@ -47,7 +42,7 @@ def cases():
                trigger=False, rewrites="ord3-dynamo")
     # The dynamo export itself, its int64 exponent cast to float32 in the ONNX file.
     yield Case("ord3-cast-exponent", norm(3), (x,), ["x"], ["y"], opset=18, dynamo=True, export_kwargs=ONE_FILE,
-               trigger=False, rewrites="ord3-dynamo", edit=float_exponent)
+               trigger=False, rewrites="ord3-dynamo", edit=exponent_as(np.float32))
 
 
 def variants():
@@ -62,7 +57,7 @@ def variants():
     yield Case("pow-int-tensor", Fn(lambda t: torch.pow(t.abs(), torch.tensor(3))), (x,), **io)
     # The TorchScript export with its float exponent made int64: the exponent's type, not the exporter, decides.
     yield Case("torchscript-int-exponent", Fn(lambda t: t ** 3), (x,), ["x"], ["y"], opset=17, dynamo=False,
-               edit=int_exponent)
+               edit=exponent_as(np.int64))
     # near misses: float exponents, or no Pow
     yield Case("ord-half", norm(0.5), (x,), **io)
     yield Case("ord-inf", norm(float("inf")), (x,), **io)
