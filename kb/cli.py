@@ -462,8 +462,9 @@ def tools_build(
     if tool == "arm64":
         from kb.tools import arm64
 
-        for engine in arm64.WHEELS:
-            print(arm64.build(engine=engine))
+        with arm64.building():
+            for engine in arm64.WHEELS:
+                print(arm64.build(engine=engine))
         return
     if tool != "onnx2ncnn":
         raise KBError("kb tools build", f"unknown tool {tool!r}; known: onnx2ncnn, arm64")
