@@ -456,6 +456,49 @@ def test_the_search_worker_survives_lunrs_token_set_merge(search_page):
     assert search_page.evaluate(_IN_A_FRESH_WORKER, [site, COLLIDING, "m"]) == 1
 
 
+_TWO_WORKERS = """async ([urls, queries]) => {
+  /* The same queries through each worker, as the page sends them (kb.js's postMessage adds kbFirst and the rest):
+   * per query and worker, how many groups, and the first ones in order, each as its results' locations and the query
+   * words found. */
+  const index = await (await fetch(new URL("search/search_index.json", document.baseURI))).json();
+  const answers = [];
+  for (const url of urls) {
+    const worker = new Worker(url), out = [];
+    await new Promise(resolve => {
+      let next = 0;
+      const ask = () => next < queries.length ? worker.postMessage({type: 2, data: queries[next++]}) : resolve();
+      worker.addEventListener("message", ev => {
+        if (ev.data.type === 1) ask();
+        if (ev.data.type === 3) {
+          const items = ev.data.data.items;
+          out.push([items.length, items.slice(0, 12).map(g => g.map(d => d.location + " " + Object.keys(d.terms || {})
+                                                                     .filter(t => d.terms[t]).sort().join(",")))]);
+          ask();
+        }
+      });
+      worker.postMessage({type: 0, data: {config: index.config, docs: index.docs, options: {suggest: false}}});
+    });
+    worker.terminate();
+    answers.push(out);
+  }
+  return answers;
+}"""
+
+
+def test_the_workers_cut_changes_no_group_it_shows(search_page):
+    """kb-search.js drops the results of pages that rank below 30 others (6. there): most of a query's time. The
+    worker without that cut (`&top=0`) gives every twelfth case of the entries' own words the same first 12 groups,
+    in the same order, with the same results and words found."""
+    site = json.loads(search_page.locator("#__config").text_content())["search"]
+    queries = [q for _, _, q, _ in CASES[::12]]
+    cut, whole = search_page.evaluate(_TWO_WORKERS, [[site, site + "&top=0"], queries])
+    assert len(cut) == len(whole) == len(queries)
+    differ = [(q, a[1][:3], b[1][:3]) for q, a, b in zip(queries, cut, whole) if a[1] != b[1]]
+    assert not differ, differ[:3]
+    groups = sum(n for n, _ in cut), sum(n for n, _ in whole)
+    assert groups[0] < groups[1], f"groups with and without the cut: {groups}"  # it did cut
+
+
 @pytest.fixture(scope="module")
 def phone_search_page(context, base_url):
     """The search on a 390 px phone: behind the header's search button."""

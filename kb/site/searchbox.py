@@ -20,7 +20,9 @@ import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+BOX = "input.md-search__input"
 RESULTS = ".md-search-result__list > li"
+POLL = 5  # ms between looks for the results: a frame (16 ms, playwright's default) is a fifth of a query
 ZH_PROBE = "量化"  # a Chinese word several entries use: the worker's segmenter is loaded once it finds pages
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -76,18 +78,21 @@ def search(page, query: str, timeout: int = 10_000) -> list[str]:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page.bring_to_front()  # Chromium slows a page behind another (one the tests opened later): 7 times per query
-    box = page.locator("input.md-search__input")
+    box = page.locator(BOX)
     came = f"document.querySelectorAll('{RESULTS}').length > 0 && !document.querySelector('{RESULTS}[data-kb-seen]')"
     try:
         # The groups on screen are marked; the query's own replace them. (Clearing the box first, to see them go,
         # took a third of each query.) A query equal to the one before need not bring new groups: that one, and any
         # whose groups do not come soon, is typed again after a clear.
-        if box.input_value() == query:
+        same = page.evaluate(f"""q => {{ document.querySelectorAll('{RESULTS}').forEach(g => g.dataset.kbSeen = '1');
+                                         return document.querySelector('{BOX}').value === q; }}""", query)
+        if same:
             raise PlaywrightTimeout("the same query again")
-        page.evaluate(f"document.querySelectorAll('{RESULTS}').forEach(g => g.dataset.kbSeen = '1')")
         box.fill(query)
-        box.press("End")  # material reads the box on keyup
-        page.wait_for_function(came, timeout=min(timeout, 2_000))
+        # material reads the box on keyup; the key goes to the box fill focused (a locator's press would check the
+        # box again: a fifth of a query's time)
+        page.keyboard.press("End")
+        page.wait_for_function(came, timeout=min(timeout, 2_000), polling=POLL)
     except PlaywrightTimeout:
         box.fill("")
         box.press("End")

@@ -75,6 +75,9 @@
    * ("registered", "exists", "normalization"): every word whose stem differs was "missing" from a page whose
    * title says it (and counted so in material's boost). A word the page holds, trimmed and stemmed, is entered
    * in the result's match data as found (with no positions, so nothing more is highlighted). */
+  /* other pages (result groups) shown as they would be without 6.; `&top=0` in the worker's address turns 6. off
+   * (tests/test_site_browser.py compares the two) */
+  var TOP = Number(new URLSearchParams(self.location.search).get("top") || 30);
   var EDGES = /^[^\p{L}\p{N}_]+|[^\p{L}\p{N}_]+$/gu;
   var lunr = self.lunr, query = lunr.Index.prototype.query;
   lunr.Index.prototype.query = function (fn) {
@@ -103,6 +106,24 @@
           metadata[w.typed] = {};
       });
     });
+    /* 6. A pasted log line shares a word with most of the 5,600 sections ("not", "layer"), and material then
+     * highlights, groups and posts every one of them: most of a query's time in the worker. Material ranks a
+     * result at lunr's score times 1 to 5 (a page, the query's words it holds) and shows a page's results as one
+     * group; 3. then puts the pages the query names (first, prefer) ahead, whatever their score: all of their
+     * results stay. Of the others, where the first TOP pages in lunr's order start at score s, a page whose every
+     * result scores under s / 5 ranks below all of them: it goes. The pages that stay keep every result, so all
+     * groups are shown as before, down to the TOP-th other page (only the count of matching pages is smaller). */
+    var named = {}, shown = {}, n = 0, floor = 0;
+    first.concat(prefer).forEach(function (loc) { named[loc] = true; });
+    for (var i = 0; i < results.length && n < TOP; i++) {
+      var page = results[i].ref.split("#")[0];
+      if (!shown[page] && !named[page]) { n++; floor = results[i].score / 5; }
+      shown[page] = true;
+    }
+    if (TOP && n === TOP) {
+      results.forEach(function (r) { if (r.score >= floor) shown[r.ref.split("#")[0]] = true; });
+      results = results.filter(function (r) { var page = r.ref.split("#")[0]; return shown[page] || named[page]; });
+    }
     return results;
   };
 })();
