@@ -37,18 +37,36 @@ class ShiftWindows3d(nn.Module):
 
 
 class ShiftWindows2d(nn.Module):
-    """Swin's 2-D cyclic shift: a Conv2d patch embedding, channels last (B, H, W, C), torch.roll over H and W."""
+    """Swin's 2-D cyclic shift: a Conv2d patch embedding, channels last (B, H, W, C), torch.roll over H and W.
 
-    def __init__(self, dims=(1, 2)):
+    back=True: roll back over the same dims after the Linear, as SCUNet's shifted-window block (WMSA) does
+    (Tencent/ncnn#5574).
+    """
+
+    def __init__(self, dims=(1, 2), back=False):
         super().__init__()
         self.embed = nn.Conv2d(3, 8, 2, stride=2)
         self.proj = nn.Linear(8, 8)
-        self.dims = dims
+        self.dims, self.back = dims, back
 
     def forward(self, x):
         y = self.embed(x).permute(0, 2, 3, 1)
-        y = torch.roll(y, (-2, -2, -1)[:len(self.dims)], self.dims)
-        return self.proj(y).permute(0, 3, 1, 2)
+        shifts = (-2, -2, -1)[:len(self.dims)]
+        y = self.proj(torch.roll(y, shifts, self.dims))
+        if self.back:
+            y = torch.roll(y, tuple(-s for s in shifts), self.dims)
+        return y.permute(0, 3, 1, 2)
+
+
+class RollTokens(nn.Module):
+    """A Linear over a token sequence (B, L, C), torch.roll over L only (one dim), another Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(8, 8), nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc2(torch.roll(self.fc1(x), 3, 1))
 
 
 class RollConv(nn.Module):
@@ -102,3 +120,8 @@ def variants():
                   seeded(lambda: RollConv(nn.Conv2d(3, 8, 3, padding=1), 2, 3)), x2d)
     yield variant("conv3d-two-dims-near-miss",
                   seeded(lambda: RollConv(nn.Conv3d(3, 4, 3, padding=1), (1, 2), (3, 4))), x3d)
+    # Tencent/ncnn#5574 (SCUNet, pnnx 20240603): rolls over one or two dims, left unconverted until PR #5623.
+    yield variant("scunet-shift-and-back-near-miss", seeded(lambda: ShiftWindows2d(back=True)), x2d)
+    yield variant("featuremap-hw-near-miss",
+                  seeded(lambda: RollConv(nn.Conv2d(3, 8, 3, padding=1), (-4, -4), (2, 3))), x2d)
+    yield variant("tokens-one-dim-near-miss", seeded(RollTokens), torch.randn(1, 12, 8))
