@@ -117,6 +117,48 @@ class Misc(nn.Module):
         raise ValueError(self.op)
 
 
+class Loftr(nn.Module):
+    """The ONNX ops pnnx left unconverted in LoFTR (Tencent/ncnn#5812): Einsum, ScatterND, GatherND and Mod."""
+
+    C, H = (1, 3, 7, 4), (2, 5, 0, 4)  # the (channel, row) pairs the gather picks
+
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+    def forward(self, x):
+        op = self.op
+        if op == "einsum-scores":  # attention scores over (n, l, h, d) tokens
+            return torch.einsum("nlhd,nshd->nlsh", x, x * 0.5)
+        if op == "scatter-border":  # LoFTR's mask_border: the first rows set to a constant (ScatterND)
+            y = torch.relu(x)
+            y[:, :, :2] = 0.5
+            return y
+        if op == "scatter-channels":  # chosen channels set to a constant, by an index tensor (ScatterND)
+            y = torch.relu(x)
+            y[:, torch.tensor([0, 3])] = 0.5
+            return y
+        if op == "gather":  # (channel, row) pairs picked from the map; the ONNX edit writes it as one GatherND
+            return torch.relu(x)[0, torch.tensor(self.C), torch.tensor(self.H)].unsqueeze(0)
+        if op == "fmod":  # torch.fmod: Mod with fmod=1
+            return torch.fmod(x * 4, 1.5)
+        raise ValueError(op)
+
+
+def as_gathernd(model):
+    """Loftr("gather")'s Gathers written as the one GatherND a mask-indexing export has
+    (indices [[0, c, h], ...]): the same values."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    relu = next(n for n in model.graph.node if n.op_type == "Relu")
+    relu.output[0] = "relu_out"
+    del model.graph.node[:]
+    indices = np.array([[[0, c, h] for c, h in zip(Loftr.C, Loftr.H)]], dtype=np.int64)
+    model.graph.initializer.append(numpy_helper.from_array(indices, "indices"))
+    model.graph.node.extend([relu, helper.make_node("GatherND", ["relu_out", "indices"], ["out0"])])
+
+
 def case(name, make, opset=17, dynamo=False, outputs=("out0",), **kw):
     torch.manual_seed(0)
     model = make().eval()  # built after seeding: the same weights whichever cases came before
@@ -170,3 +212,11 @@ def variants():
     yield case("maximum", lambda: Select("maximum"), opset=13)  # near miss
     yield case("amax-opset17", lambda: Head("amax"))  # near miss: ReduceMax, axes as an attribute
     yield case("gelu-erf-opset13", lambda: Misc("gelu-erf"), opset=13)  # near miss: Erf
+    # Tencent/ncnn#5812 (LoFTR from ONNX): Einsum, ScatterND, GatherND, Mod.
+    yield case("einsum-scores", lambda: Loftr("einsum-scores"))
+    yield case("scatternd-border", lambda: Loftr("scatter-border"))
+    yield case("scatternd-border-dynamo", lambda: Loftr("scatter-border"), opset=18, dynamo=True,
+               export_kwargs={"external_data": False})
+    yield case("scatternd-channels", lambda: Loftr("scatter-channels"))
+    yield case("gathernd-pairs", lambda: Loftr("gather"), edit=as_gathernd)
+    yield case("mod-fmod", lambda: Loftr("fmod"))
