@@ -462,9 +462,8 @@ def tools_build(
     if tool == "arm64":
         from kb.tools import arm64
 
-        with arm64.building():
-            for engine in arm64.WHEELS:
-                print(arm64.build(engine=engine))
+        for engine in arm64.WHEELS:
+            print(arm64.build(engine=engine))
         return
     if tool != "onnx2ncnn":
         raise KBError("kb tools build", f"unknown tool {tool!r}; known: onnx2ncnn, arm64")

@@ -188,14 +188,6 @@ def _reused(config) -> dict:
     return _reuse
 
 
-def pytest_collection_modifyitems(items):
-    """Entries with a check on an emulated arm64 CPU go last, each file still in one piece (xdist's loadfile):
-    ./run test sets that CPU up beside the first ones (the checks wait for it: kb.tools.arm64)."""
-    late = {item.path for item in items
-            if isinstance(item, CheckItem) and (getattr(item.check.fn, "keywords", None) or {}).get("cpu")}
-    items.sort(key=lambda item: item.path in late)
-
-
 def pytest_collection_finish(session):
     """Start exporting the selected entries' models while the first checks run."""
     # Under xdist every worker collects every entry but runs only some: each exports its own lazily.

@@ -39,38 +39,3 @@ def test_mnn_low_precision_on_an_emulated_armv82_cpu(tmp_path):
         assert step.ok, step.output[-500:]
         with np.load(tmp_path / "out.npz") as z:
             assert z["out0"].tolist() == [[want] * 4], (cpu, precision)
-
-
-def test_a_check_waits_for_the_build_in_progress(tmp_path, monkeypatch):
-    """./run test builds the emulated CPU beside the tests: runner() waits while a build holds the lock, then finds
-    what it made; with no build running it answers at once, and a build that never ends gives Unavailable."""
-    import threading
-    import time
-
-    from kb.engines.base import Unavailable
-    from kb.tools import arm64
-
-    monkeypatch.setattr(arm64, "home", lambda root=None: tmp_path / "arm64")
-    monkeypatch.setattr(arm64.shutil, "which", lambda name: "/bin/true")
-    made = threading.Event()
-
-    def build():
-        with arm64.building():
-            made.set()
-            time.sleep(0.5)
-            (tmp_path / "arm64" / "root" / arm64.PYTHON).parent.mkdir(parents=True)
-            (tmp_path / "arm64" / "root" / arm64.PYTHON).write_text("")
-            arm64.site("ncnn", "1").mkdir()
-
-    t = threading.Thread(target=build)
-    t.start()
-    made.wait()
-    assert (tmp_path / "arm64" / ".building").is_file()
-    assert arm64.runner("cortex-a76", "ncnn", "1")["python"][0] == "/bin/true"  # it waited for the build
-    t.join()
-    assert not (tmp_path / "arm64" / ".building").exists()
-    with pytest.raises(Unavailable):
-        arm64.runner("cortex-a76", "ncnn", "2")  # no build runs: at once, saying how to make it
-    monkeypatch.setattr(arm64, "WAIT", 0.3)
-    with arm64.building(), pytest.raises(Unavailable, match="still being set up"):
-        arm64.runner("cortex-a76", "ncnn", "1")

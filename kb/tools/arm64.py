@@ -11,21 +11,17 @@ bf16, dot products), and qemu reports the features of the model it emulates. The
     site-<engine>-<version>/  the engine's aarch64 wheel of that version and numpy's, unpacked
 
 `kb tools build arm64` makes them for the installed ncnn and MNN (downloads: Debian's packages and the
-wheels) while it holds `building()`; `runner()` waits for a build in progress (./run test starts one beside the
-tests), then says how to start a worker on an emulated CPU, or raises Unavailable saying how.
+wheels); `runner()` says how to start a worker on an emulated CPU, or raises Unavailable saying how.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import importlib.metadata
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -38,7 +34,6 @@ QEMU = "qemu-aarch64-static"
 SUITE = "bookworm"  # its python3.11 is the 3.11 the wheels are built for
 PACKAGES = "python3.11-minimal,libpython3.11-stdlib,libx11-6"  # libX11: ncnn 1.0.20231027's aarch64 wheel links it
 PYTHON = "usr/bin/python3.11"
-WAIT = 900  # seconds a check waits for a build in progress (Debian's packages come one by one: ~25 s here)
 HOW = "kb tools build arm64 (needs qemu-user-static and debootstrap: apt-get install qemu-user-static debootstrap)"
 
 
@@ -57,7 +52,6 @@ def runner(cpu: str, engine: str, version: str) -> dict[str, Any]:
     """kb.child.run_function's python and env for a kb worker in an aarch64 Python on `cpu` (a qemu CPU
     model, e.g. cortex-a76) with `engine` at `version`. Importing numpy and the engine there takes seconds: the
     drivers preload them (kb.forkserver)."""
-    _built()
     qemu = shutil.which(QEMU)
     sysroot, pkgs = home() / "root", site(engine, version)
     if qemu is None or not (sysroot / PYTHON).is_file() or not pkgs.is_dir():
@@ -67,39 +61,6 @@ def runner(cpu: str, engine: str, version: str) -> dict[str, Any]:
             "env": {"PYTHONPATH": f"{kb}:{pkgs}"}}
 
 
-@contextlib.contextmanager
-def building():
-    """Held while the root and the sites are made (build() for each engine): runner() waits for it. `.building`
-    exists meanwhile, for ./run, which starts the tests once the build holds the lock."""
-    base = home()
-    base.mkdir(parents=True, exist_ok=True)
-    with open(base / ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        (base / ".building").touch()
-        try:
-            yield
-        finally:
-            (base / ".building").unlink(missing_ok=True)
-
-
-def _built() -> None:
-    """Return once no build holds the lock (at once if none runs); raise Unavailable after WAIT seconds."""
-    path = home() / ".lock"
-    if not path.is_file():
-        return
-    with open(path) as lock:
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise Unavailable(f"the emulated arm64 CPU is still being set up after {WAIT} s "
-                                      f"(kb tools build arm64; see .kb/arm64-build.log)") from None
-                time.sleep(0.2)
-
-
 def _run(argv: list[str], what: str) -> None:
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode != 0:
@@ -107,8 +68,7 @@ def _run(argv: list[str], what: str) -> None:
 
 
 def build(version: str | None = None, engine: str = "ncnn") -> Path:
-    """Make the aarch64 Python (once) and the site of `engine` at `version` (default: the installed one). Callers
-    hold building()."""
+    """Make the aarch64 Python (once) and the site of `engine` at `version` (default: the installed one)."""
     for tool in (QEMU, "debootstrap", "dpkg-deb"):
         if shutil.which(tool) is None:
             raise KBError("kb tools build arm64", f"{tool} is not installed: apt-get install qemu-user-static debootstrap")
