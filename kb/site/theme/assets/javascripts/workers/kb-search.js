@@ -64,6 +64,10 @@
     return key;
   };
 
+  /* 6.'s number of other pages (result groups) shown as they would be without it; `&top=0` in the worker's address
+   * turns 6. off (tests/test_site_browser.py compares the two). */
+  var TOP = Number(new URLSearchParams(self.location.search).get("top") || 30);
+
   /* 2. (lunr.js#256) The index holds stems ("transform" for transformer), but lunr passes a prefix
    * query ("transformer*": material makes the word being typed one) by the stemmer, so a one-word query
    * whose stem differs found nothing. With the stemmer in the pipeline, a prefix is stemmed as its word.
@@ -75,9 +79,6 @@
    * ("registered", "exists", "normalization"): every word whose stem differs was "missing" from a page whose
    * title says it (and counted so in material's boost). A word the page holds, trimmed and stemmed, is entered
    * in the result's match data as found (with no positions, so nothing more is highlighted). */
-  /* other pages (result groups) shown as they would be without 6.; `&top=0` in the worker's address turns 6. off
-   * (tests/test_site_browser.py compares the two) */
-  var TOP = Number(new URLSearchParams(self.location.search).get("top") || 30);
   var EDGES = /^[^\p{L}\p{N}_]+|[^\p{L}\p{N}_]+$/gu;
   var lunr = self.lunr, query = lunr.Index.prototype.query;
   lunr.Index.prototype.query = function (fn) {
