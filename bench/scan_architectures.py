@@ -39,20 +39,32 @@ from kb.logs import error_line  # noqa: E402
 SHOWN = 40  # files listed per entry and kind of error
 
 
-def guard_state(entry, versions: dict[str, str]) -> tuple[bool, str]:
+def guard_state(entry, versions: dict[str, str], statuses=None) -> tuple[bool, str]:
     """Is the entry fixed on every one of its engines measured here, by its accepted status (as the
     site and `kb scan` derive it; from expected.yaml directly if that derivation is unavailable)?
-    Returns (guard, the status text)."""
+    Returns (guard, the status text). `statuses`: one kb.match.status.Statuses for every entry, its records
+    read in one pass (Statuses.prefetch), not one pass over the store per entry."""
     wanted = [(e, versions[e]) for e in entry.meta.engines if versions.get(e, "absent") != "absent"]
     try:
         from kb.match.status import Statuses, Wanted
 
-        states = [(s.engine, s.version, s.state) for s in Statuses().of(entry, [Wanted(e, v) for e, v in wanted])]
+        states = [(s.engine, s.version, s.state)
+                  for s in (statuses or Statuses()).of(entry, [Wanted(e, v) for e, v in wanted])]
     except Exception:  # an older corpus revision whose checks the current kb cannot load
         states = [(e, v, _state_from_expected(entry, v)) for e, v in wanted]
     judged = [st for _, _, st in states if st in ("reproduces", "fixed", "differs")]
     text = "; ".join(f"{e} {v}: {st}" for e, v, st in states)
     return bool(judged) and all(st == "fixed" for st in judged), text
+
+
+def _statuses(entries):
+    try:
+        from kb.match.status import Statuses
+    except ImportError:  # an older kb
+        return None
+    statuses = Statuses()
+    statuses.prefetch({e.slug for e in entries})
+    return statuses
 
 
 def _state_from_expected(entry, version: str) -> str:
@@ -176,11 +188,12 @@ def main() -> int:
     tp_all = fn_all = fa_all = tp_spec = pos_spec = masked_all = 0
     by_split: dict[str, Counter] = defaultdict(Counter)  # per split (tuned / held out): tp, missed, false, masked
     false_by: dict[str, Counter] = defaultdict(Counter)  # per split: entry id -> false alarms
+    statuses = _statuses(entries)
     for e in entries:
         eid = e.meta.id
         if wanted and eid not in wanted and e.slug not in wanted:
             continue
-        is_guard, status = guard_state(e, versions)
+        is_guard, status = guard_state(e, versions, statuses)
         pos = positives[eid]
         tp = [n for n in scanned if n in pos and eid in matched[n]]
         miss = [n for n in scanned if n in pos and eid not in matched[n]]

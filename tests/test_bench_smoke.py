@@ -219,13 +219,14 @@ def test_conform_speed():
 
 
 def test_reduce_real():
-    """kb reduce on one entry's reproducing MNN cases (ArgMax with select_last_index: three small models)."""
+    """kb reduce on the first of one entry's reproducing MNN cases (ArgMax with select_last_index: a small model)."""
     from kb.engines import missing
 
     cache = Path(os.environ.get("KB_CACHE") or ROOT / ".kb" / "cache")
     if missing("mnn") or not list((cache / "mnn-argmax-semantics").glob("*/argmax-last.onnx")):
         pytest.skip("MNN or the entry's cached exports are missing (run `kb check mnn-argmax-semantics` once)")
-    out = bench("reduce_real.py", "--engine", "mnn", "--entry", "mnn-argmax-semantics", "--budget", "30", timeout=300)
+    out = bench("reduce_real.py", "--engine", "mnn", "--entry", "mnn-argmax-semantics", "--budget", "30", "--limit", "1",
+                timeout=300)
     figures(out, r"^KB074 argmax-last\s+mnn\s+same\s+\d+ -> 1 ", r"^\d+ cases, \d+ reduced: median 1 nodes .* same "
                  r"signature on the saved file: 1\.0 .* median [\d.]+ s per model")
 

@@ -340,14 +340,22 @@ def test_a_word_the_index_lacks_leaves_the_others_to_find_the_page(search_page, 
     _finds(search_page, query, is_it)
 
 
-@pytest.mark.parametrize("query,pages", REFS, ids=[q for q, _ in REFS])
-def test_an_issue_reference_finds_the_page_citing_it(search_page, query, pages):
+def test_an_issue_reference_finds_the_page_citing_it(search_page):
     """MNN#3977 brings the page citing it first. A bare number (#169) is a word kb's ranker does not index (numbers
     are no words there), so lunr alone orders its results: the page must be among the first three (measured:
-    '#169' gives the /ops/ index first, then the entry citing pnnx/pnnx#169)."""
-    hits = _entries(search(search_page, query))
-    top = hits[:1] if not query.startswith("#") else hits[:3]
-    assert set(top) & pages, f"{query!r}: want one of {sorted(pages)} in {top}, got {hits[:3]}"
+    '#169' gives the /ops/ index first, then the entry citing pnnx/pnnx#169). Every reference goes through the
+    search worker as the box sends it; every 10th is also typed, and the box must show the same pages."""
+    answers = search_page.evaluate(_THROUGH_WORKERS, [[_worker_url(search_page)], [q for q, _ in REFS], 10])[0]
+    wrong = []
+    for (query, pages), answer in zip(REFS, answers, strict=True):
+        hits = _entries(_pages(answer))
+        top = hits[:1] if not query.startswith("#") else hits[:3]
+        if not set(top) & pages:
+            wrong.append(f"{query!r}: want one of {sorted(pages)} in {top}, got {hits[:3]}")
+    typed = [(query, _entries(_pages(answer)), _entries(search(search_page, query, empty_ok=True))[:10])
+             for (query, _), answer in list(zip(REFS, answers))[::10]]
+    assert not [t for t in typed if t[1] != t[2]], [t for t in typed if t[1] != t[2]][:3]
+    assert not wrong, "\n".join(wrong)
 
 
 def test_the_search_box_strips_noise_as_kb_explain_does(search_page):
@@ -386,6 +394,9 @@ def test_the_search_box_cuts_a_paste_as_kb_explains_rules_do(search_page):
     assert search_page.evaluate("ps => ps.map(p => kbLines.reduce(p))", pastes) == [table.reduce(p) for p in pastes]
 
 
+ON_PHONE = 3  # the phone's box searches as the desktop's does: it takes every third of a test's queries, for its own screen
+
+
 @pytest.mark.parametrize("fixture", ["search_page", "phone_search_page"])
 def test_a_line_finds_the_pages_it_names_first(request, fixture):
     """An engine line's own pages come first, in kb explain's order: an entry it is evidence for, then its
@@ -396,7 +407,7 @@ def test_a_line_finds_the_pages_it_names_first(request, fixture):
     page = request.getfixturevalue(fixture)
     table = Table.build(ENTRIES, _messages_index())
     wrong = []
-    for m in _messages_index().values():
+    for m in list(_messages_index().values())[::ON_PHONE if fixture == "phone_search_page" else 1]:
         line = f"{m.example} 0"  # a trailing number, as a pasted line often has
         want = [p.strip("/") for p in table.pages(line)]
         got = _entries(search(page, line))[:len(want)]
@@ -649,7 +660,7 @@ def test_no_word_of_a_results_title_is_shown_missing(request, fixture):
     queries = ["layer GroupNormalization not exists or registered"] + \
         [m.example for m in _messages_index().values()] + [e.meta.title for e in ENTRIES[::8]]
     wrong = []
-    for query in queries:
+    for query in queries[::ON_PHONE if fixture == "phone_search_page" else 1]:
         search(page, query)
         for title, missing in page.evaluate(_SHOWN)[:3]:
             words = _index_words(title)
