@@ -67,14 +67,12 @@ def _run(argv: list[str], what: str) -> None:
         raise KBError("kb tools build arm64", f"{what} failed: {(p.stderr or p.stdout).strip().splitlines()[-1:]}")
 
 
-def build(version: str | None = None, engine: str = "ncnn") -> Path:
-    """Make the aarch64 Python (once) and the site of `engine` at `version` (default: the installed one)."""
+def root() -> Path:
+    """Make the aarch64 Python, once. It needs no package of kb's (standard library only): `./run` makes it with
+    the system's Python while pip installs kb's."""
     for tool in (QEMU, "debootstrap", "dpkg-deb"):
         if shutil.which(tool) is None:
             raise KBError("kb tools build arm64", f"{tool} is not installed: apt-get install qemu-user-static debootstrap")
-    if engine not in WHEELS:
-        raise KBError("kb tools build arm64", f"no aarch64 site for {engine!r}; known: {', '.join(WHEELS)}")
-    version = version or importlib.metadata.version(WHEELS[engine])
     base = home()
     base.mkdir(parents=True, exist_ok=True)
     sysroot = base / "root"
@@ -90,6 +88,15 @@ def build(version: str | None = None, engine: str = "ncnn") -> Path:
             shutil.rmtree(sysroot, ignore_errors=True)
             os.rename(tmp, sysroot)
             os.mkdir(tmp)  # for TemporaryDirectory's cleanup
+    return sysroot
+
+
+def build(version: str | None = None, engine: str = "ncnn") -> Path:
+    """Make the aarch64 Python (once) and the site of `engine` at `version` (default: the installed one)."""
+    if engine not in WHEELS:
+        raise KBError("kb tools build arm64", f"no aarch64 site for {engine!r}; known: {', '.join(WHEELS)}")
+    version = version or importlib.metadata.version(WHEELS[engine])
+    base = root().parent
     pkgs = site(engine, version)
     if not pkgs.is_dir():
         with tempfile.TemporaryDirectory(dir=base) as tmp:
@@ -106,3 +113,10 @@ def build(version: str | None = None, engine: str = "ncnn") -> Path:
             # extractall drops the execute bits; the wheels' shared libraries need none
             os.rename(unpacked, pkgs)
     return pkgs
+
+
+if __name__ == "__main__":  # `python3 -m kb.tools.arm64`: the root only (./run, before .venv has kb's packages)
+    try:
+        print(root())
+    except KBError as e:
+        sys.exit(str(e))
