@@ -48,47 +48,69 @@ def _once(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
+ENGINE_MODULES = ("MNN", "ncnn", "pnnx")  # importing one would mean an engine runs in the site's build
+
+
+@pytest.fixture(scope="session")
+def pages_steps() -> list[dict]:
+    """The steps of the GitHub Pages workflow, which builds the published site."""
+    import yaml
+
+    flow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    return [s for job in flow["jobs"].values() for s in job.get("steps", [])]
+
+
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
-    """A snapshot of the record store, taken once per run: the corpus checks running beside these tests append
-    to the real one (a new day, a new verdict), and the site and the tests' own derivation must read the same
-    records. The site built from it (`built_site`) is built once per run too."""
-    from filelock import FileLock
-
-    from kb.site import searchbox
-
-    shared = _once(tmp_path_factory) / "kb-browser-site"
-    with FileLock(str(shared) + ".lock"):
-        snap = shared / "records"
-        if not snap.is_dir():
-            tmp = shared / "records.tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            searchbox.snapshot(tmp).rename(snap)
-    return snap
+    """The records the published site is built from: none (the workflow's KB_RECORDS is an empty folder)."""
+    folder = _once(tmp_path_factory) / "kb-published-records"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="module")
-def built_site(records) -> Path:
-    """The site of this checkout (entries and records as they are), built once per run for every module that
-    serves it (the browser tests, the search bench's smoke run)."""
+def built_site(tmp_path_factory, pages_steps) -> Path:
+    """The site GitHub Pages publishes: the workflow's build step (.github/workflows/pages.yml), run as written in a
+    copy of the files a commit would hold (no records, caches or built site: git ignores those), with the engines
+    made unimportable. Built once per run for every module that reads it: the browser tests, the search bench's
+    smoke run, the workflow's own test."""
+    import subprocess
+    import sys
+
     from filelock import FileLock
 
-    from kb.site import searchbox
-
-    shared = records.parent
-    site = shared / "site"
+    shared = _once(tmp_path_factory) / "kb-published"
+    checkout = shared / "checkout"
     with FileLock(str(shared) + ".lock"):
         if not (shared / "built").is_file():
-            shutil.rmtree(site, ignore_errors=True)
-            p = searchbox.build(site, shared / "docs", records, cwd=ROOT)
-            assert p.returncode == 0, p.stderr[-2000:]
+            shutil.rmtree(checkout, ignore_errors=True)
+            files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                                   capture_output=True, check=True).stdout
+            for name in filter(None, files.decode().split("\0")):
+                src = ROOT / name
+                if src.is_file():  # a tracked file deleted in the working tree is not there to copy
+                    (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(src, checkout / name)
+            block = shared / "no-engines"
+            block.mkdir(exist_ok=True)
+            for mod in ENGINE_MODULES:  # SystemExit: not swallowed by an `except Exception` around an optional import
+                (block / f"{mod}.py").write_text(f"raise SystemExit('the site build imported {mod}')\n")
+            (run,) = [s["run"] for s in pages_steps if "kb site build" in s.get("run", "")]
+            env = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+            env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+            env["PYTHONPATH"] = str(block)
+            env["KB_CACHE"] = str(shared / "cache")
+            p = subprocess.run(["bash", "-euo", "pipefail", "-c", run], cwd=checkout, env=env, capture_output=True,
+                               text=True, timeout=900)
+            assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
             (shared / "built").write_text("")
-    return site
+    return checkout / "site"
 
 
 @pytest.fixture(scope="module")
 def statuses(records):
-    """Each entry's derived status (kb.site.generate.render: the derivation the build used, from the same records),
+    """Each entry's derived status (kb.site.generate.render: the derivation the build used, from the same records: none),
     computed once per module: a render makes every page, seconds each time."""
     from kb.site.generate import render
 

@@ -150,7 +150,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def base_url(built_site):
-    """The site of this checkout (conftest.py's `built_site`, built once per run), served on a free local port."""
+    """The published site (conftest.py's `built_site`, built once per run), served on a free local port."""
     with searchbox.served(built_site) as url:
         yield url
 
