@@ -42,6 +42,13 @@ class CenteredSquare(nn.Module):
         return (x - x.mean(dim=1, keepdim=True)).pow(2)
 
 
+class CenteredCube(nn.Module):
+    """(x - mean) ** 3, a skewness term: an odd power, so pnnx cannot write it as a square."""
+
+    def forward(self, x):
+        return (x - x.mean(dim=1, keepdim=True)).pow(3)
+
+
 def cases():
     torch.manual_seed(0)
     x = torch.randn(1, 8, 16, 16)  # about half the values are negative
@@ -50,6 +57,7 @@ def cases():
     yield Case("channel-ln-opset18", LayerNorm2d_Sc(8), (x,), opset=18, **io)
     yield Case("permute-ln", PermuteLayerNorm(8), (x,), opset=17, torchscript=True, **io)
     yield Case("centered-square", CenteredSquare(), (x,), opset=17, **io)
+    yield Case("centered-cube", CenteredCube(), (x,), opset=17, torchscript=True, **io)
 
 
 class RMSNorm(nn.Module):
