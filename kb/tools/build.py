@@ -268,14 +268,5 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # standard library only: ./run runs it with the system's Python, beside pip
     sys.exit(main())
-
-
-if __name__ == "__main__":  # `python3 -m kb.tools.build [NCNN_SRC]`: standard library only (./run, before .venv has kb's packages)
-    try:
-        binary = build_onnx2ncnn(Path(sys.argv[1]) if len(sys.argv) > 1 else None)
-    except KBError as e:
-        sys.exit(str(e))
-    print(binary)
-    print(f"onnx2ncnn from ncnn {(binary.parent / COMMIT_FILE).read_text().strip()[:7]}", file=sys.stderr)
