@@ -205,6 +205,57 @@ def _tables_once() -> None:
     export_utils._materialize_cpp_cia_ops = materialize_once
     _decomp.create_onnx_friendly_decomposition_table = table_once
     _py_impl_lazy()
+    _override_once()
+
+
+def _override_once() -> None:
+    """run_decompositions overrides the kernels of each composite op it keeps (about 700) for the export and puts
+    them back after: twice per export, half a small one's time. From the same kernels and the same decompositions
+    it makes the same overrides, so torch's own override runs once per such start, and later ones swap its result
+    in and put back what was there, as torch's does on the way out (fake-tensor rule included)."""
+    import contextlib
+
+    try:
+        from torch._subclasses import fake_impls
+        from torch.export import exported_program as ep
+    except ImportError:
+        return
+    override = ep._override_composite_implicit_decomp
+    if getattr(override, "kb_once", False):
+        return
+    made: dict = {}  # what torch's override left, keyed by what it started from
+
+    def start(cia_ops_to_callable) -> tuple:
+        return tuple((op, fn, tuple(op.py_kernels.items()), fake_impls._is_op_registered_to_fake_rule(op))
+                     for op, fn in cia_ops_to_callable.items())
+
+    @contextlib.contextmanager
+    def override_once(cia_ops_to_callable):
+        key = start(cia_ops_to_callable)
+        if key not in made:
+            with override(cia_ops_to_callable):
+                made[key] = [(op, dict(op.py_kernels), fake_impls.op_implementations_dict.get(op)) for op, *_ in key]
+                yield
+            return
+        saved = []
+        for op, kernels, fake in made[key]:
+            saved.append((op, op.py_kernels.copy()))
+            op.py_kernels.clear()
+            op.py_kernels.update(kernels)
+            op._dispatch_cache.clear()
+            if fake is not None and not fake_impls._is_op_registered_to_fake_rule(op):
+                fake_impls.op_implementations_dict[op] = fake
+        try:
+            yield
+        finally:
+            for op, kernels in saved:
+                op.py_kernels.clear()
+                op.py_kernels.update(kernels)
+                op._dispatch_cache.clear()
+                fake_impls._deregister_op_impl(op)
+
+    override_once.kb_once = True
+    ep._override_composite_implicit_decomp = override_once
 
 
 def _py_impl_lazy() -> None:

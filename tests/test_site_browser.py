@@ -249,13 +249,18 @@ def test_the_entries_own_words_find_them(search_page):
 
 
 def test_the_message_pages_own_words_find_them(search_page):
-    """Two synonyms of every message page (all with KB_ALL_SYNONYMS=1), typed as a user retells the message:
-    none finds nothing, and at least FLOOR find their page near the top."""
+    """Two synonyms of every message page (all with KB_ALL_SYNONYMS=1), as a user retells the message, sent to the
+    search worker as the box sends them (every 10th also typed, which must show the same pages): none finds
+    nothing, and at least FLOOR find their page near the top."""
     cases = [(m.id, w) for m in _messages_index().values() for w in _some(m.synonyms)[:SYNONYMS and 2]]
     assert len(cases) > 50
+    answers = search_page.evaluate(_THROUGH_WORKERS, [[_worker_url(search_page)], [q for _, q in cases], 10])[0]
+    typed = [(query, _entries(_pages(answer)), _entries(search(search_page, query, empty_ok=True))[:10])
+             for (_, query), answer in list(zip(cases, answers))[::10]]
+    assert not [t for t in typed if t[1] != t[2]], [t for t in typed if t[1] != t[2]][:3]
     empty, missed = [], []
-    for mid, query in cases:
-        hits = _entries(search(search_page, query, empty_ok=True))
+    for (mid, query), answer in zip(cases, answers, strict=True):
+        hits = _entries(_pages(answer))
         if not hits:
             empty.append(query)
         elif f"messages/{mid}" not in hits[:1 + SLACK]:
