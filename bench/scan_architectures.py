@@ -57,6 +57,15 @@ def guard_state(entry, versions: dict[str, str], statuses=None) -> tuple[bool, s
     return bool(judged) and all(st == "fixed" for st in judged), text
 
 
+def _on_x86(entry) -> bool:
+    """The labels' pipelines ran on x86: an entry whose every bug check runs on an emulated CPU (a check's `cpu:`,
+    kb.tools.arm64) fails on none of them, so they neither confirm nor refute its matches (masked)."""
+    from kb.checks import load_checks
+
+    bugs = [c for c in load_checks(entry).items.values() if c.kind.value == "bug"]
+    return not bugs or any(not (getattr(c.fn, "keywords", None) or {}).get("cpu") for c in bugs)
+
+
 def _statuses(entries):
     try:
         from kb.match.status import Statuses
@@ -198,7 +207,7 @@ def main() -> int:
         tp = [n for n in scanned if n in pos and eid in matched[n]]
         miss = [n for n in scanned if n in pos and eid not in matched[n]]
         scope = [p for p in label.PIPELINES if label.PIPELINE_ENGINES[p] & set(e.meta.engines)
-                 and ("quantizer" in e.meta.components) == (p in label.QUANTIZER_PIPELINES)]
+                 and ("quantizer" in e.meta.components) == (p in label.QUANTIZER_PIPELINES)] if _on_x86(e) else []
         reported = [n for n in scanned if n not in pos and eid in matched[n]]
         masked = [n for n in reported if not _refuted(e, *_evidence(labels, n), _pattern_scope(e, matched[n][eid], scope),
                                                       {p for p, ids in described[n].items() if ids - {eid}})]
