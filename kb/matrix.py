@@ -41,6 +41,7 @@ def run_version(engine: str, version: str, entries: list[Entry], timeout: float 
     env = envs.ensure(engine, version)
     if env.path is None:
         return [_placeholder(e, c, engine, version, V.UNAVAILABLE, env.problem) for e, c in todo], env.problem
+    _arm64_site(engine, version, todo)
     child_env = {**os.environ, "PYTHONPATH": envs.python_path(env)}
     probe = subprocess.run([sys.executable, "-c", ENGINES[engine].probe], env=child_env,
                            capture_output=True, text=True, timeout=300)
@@ -61,6 +62,20 @@ def run_version(engine: str, version: str, entries: list[Entry], timeout: float 
         problem = f"the checks did not finish on {envs.dist(engine)}=={version}: {why}"
         return [_placeholder(e, c, engine, version, V.ERROR, problem) for e, c in todo], problem
     return [Record.model_validate(r) for r in rows], ""
+
+
+def _arm64_site(engine: str, version: str, todo: list[tuple[Entry, Check]]) -> None:
+    """Checks on an emulated ARM CPU (a row's `cpu:`) run this version's aarch64 wheel: fetch it as the version's
+    environment was (`kb tools build arm64` makes the installed version's only). Where it cannot be made, those
+    checks are unavailable and say why."""
+    from kb.errors import KBError
+    from kb.tools import arm64
+
+    if engine in arm64.WHEELS and any((getattr(c.fn, "keywords", None) or {}).get("cpu") for _, c in todo):
+        try:
+            arm64.build(version, engine)
+        except KBError:
+            pass
 
 
 def run(engine: str, version_list: list[str], entries: list[Entry], workers: int, progress=None) -> list[Record]:

@@ -1,5 +1,6 @@
 """kb matrix: cached per-version environments, failures recorded, resumable, history derived."""
 
+import functools
 import json
 import os
 import subprocess
@@ -120,3 +121,22 @@ def test_change_of_shape_and_newest_record_wins():
                       rec("3.4.0", "differs", minutes=5)], "mnn")
     assert [p.verdict for p in t.points] == ["reproduces", "differs"]
     assert t.shape_changes == ["3.4.0"]
+
+
+def test_checks_on_an_emulated_cpu_get_the_versions_aarch64_wheel(monkeypatch):
+    """kb matrix fetches the aarch64 wheel of each version it measures for checks that run on an emulated ARM CPU
+    (`kb tools build arm64` makes the installed version's only), and for no other check."""
+    from types import SimpleNamespace
+
+    from kb import matrix
+    from kb.tools import arm64
+
+    built = []
+    monkeypatch.setattr(arm64, "build", lambda version, engine: built.append((engine, version)))
+    check = SimpleNamespace(fn=functools.partial(print, cpu="cortex-a76"))
+    plain = SimpleNamespace(fn=functools.partial(print, case="x"))
+    matrix._arm64_site("ncnn", "1.0.20240102", [(None, plain)])
+    assert built == []
+    matrix._arm64_site("ncnn", "1.0.20240102", [(None, plain), (None, check)])
+    matrix._arm64_site("onnxruntime", "1.30.0", [(None, check)])  # no aarch64 site for it
+    assert built == [("ncnn", "1.0.20240102")]
