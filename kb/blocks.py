@@ -70,6 +70,17 @@ class ConvThen(nn.Module):
         return self.then(self.conv(x))
 
 
+class ConvSoftmax(nn.Module):
+    """A 1x1 convolution, then a softmax over `dim` (1: the channels, as a segmentation or attention-map head)."""
+
+    def __init__(self, c_in=8, c_out=16, dim=1):
+        super().__init__()
+        self.conv, self.dim = nn.Conv2d(c_in, c_out, 1), dim
+
+    def forward(self, x):
+        return self.conv(x).softmax(self.dim)
+
+
 def padding_inputs(seed=0):
     """The inputs of the padding family (KB043 and the entries split from it, KB044 and KB083): a 1-D (1, 8, 30),
     a 2-D (1, 2, 12, 12) and a 5-D (1, 2, 6, 8, 8) tensor, drawn in this order, as their ledgers measured."""

@@ -7,7 +7,7 @@ channel axis, then their expectation) is the model upstream hit (Tencent/ncnn#53
 import torch
 from torch import nn
 
-from kb.blocks import randn, seeded
+from kb.blocks import ConvSoftmax, randn, seeded
 from kb.export import Case
 
 BINS, ANCHORS = 16, 8  # YOLOv8's reg_max = 16 bins per box side; a few anchors
@@ -38,17 +38,6 @@ class DFLWrittenOut(DFL):
         t = x.view(b, 4, self.bins, a).transpose(2, 1)
         e = (t - t.amax(1, keepdim=True)).exp()
         return self.conv(e / e.sum(1, keepdim=True)).view(b, 4, a)
-
-
-class ConvSoftmax(nn.Module):
-    """A 1x1 convolution, then a softmax over `dim` (1: the channels, as a segmentation or attention-map head)."""
-
-    def __init__(self, c_in=8, c_out=16, dim=1):
-        super().__init__()
-        self.conv, self.dim = nn.Conv2d(c_in, c_out, 1), dim
-
-    def forward(self, x):
-        return self.conv(x).softmax(self.dim)
 
 
 class Conv1dSoftmax(nn.Module):

@@ -6,19 +6,15 @@ and so is every other release measured (1.0.20221128 to 1.0.20241226, 1.0.202601
 
 from torch import nn
 
-from kb.blocks import randn, seeded
+from kb.blocks import ConvSoftmax, randn, seeded
 from kb.export import Case
 
 
-class SegHead(nn.Module):
+class SegHead(ConvSoftmax):
     """A segmentation head: a 1x1 convolution to `classes` scores per pixel, then softmax over the classes (dim 1)."""
 
     def __init__(self, c_in=8, classes=5, dim=1):
-        super().__init__()
-        self.conv, self.dim = nn.Conv2d(c_in, classes, 1), dim
-
-    def forward(self, x):
-        return self.conv(x).softmax(self.dim)
+        super().__init__(c_in, classes, dim)
 
 
 class WrittenOut(SegHead):
