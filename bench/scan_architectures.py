@@ -63,7 +63,7 @@ def _on_x86(entry) -> bool:
     from kb.checks import load_checks
 
     bugs = [c for c in load_checks(entry).items.values() if c.kind.value == "bug"]
-    return not bugs or any(not (getattr(c.fn, "keywords", None) or {}).get("cpu") for c in bugs)
+    return not bugs or any(not c.cpu for c in bugs)
 
 
 def _statuses(entries):

@@ -44,6 +44,11 @@ class Check:
     def engines(self) -> tuple[str, ...]:
         return (self.engine, *self.needs)
 
+    @property
+    def cpu(self) -> str | None:
+        """The emulated CPU a row runs on (its `cpu:`, kb.tools.arm64), or None: this machine's own."""
+        return (getattr(self.fn, "keywords", None) or {}).get("cpu")
+
 
 class Checks:
     """The checks of one entry, declared in its test_checks.py."""

@@ -71,7 +71,7 @@ def _arm64_site(engine: str, version: str, todo: list[tuple[Entry, Check]]) -> N
     from kb.errors import KBError
     from kb.tools import arm64
 
-    if engine in arm64.WHEELS and any((getattr(c.fn, "keywords", None) or {}).get("cpu") for _, c in todo):
+    if engine in arm64.WHEELS and any(c.cpu for _, c in todo):
         try:
             arm64.build(version, engine)
         except KBError:
