@@ -36,9 +36,31 @@ class Reduce(nn.Module):
         raise ValueError(self.op)
 
 
-def case(name, model, opset=18, dynamo=False, **kw):
+class LinearAttention(nn.Module):
+    """LoFTR's LinearAttention (zju3dv/LoFTR, kornia.feature.loftr) as self-attention on x (batch, length, heads,
+    head dim): Q = K = elu(x) + 1, V = x, without the projections and masks. LoFTR writes its three contractions
+    with torch.einsum; here they are the same contractions as permutes and matmuls, because pnnx's ONNX front end
+    before 20250530 does not convert an Einsum at all (pnnx-onnx-einsum, KB146). So the one trigger left is
+    K.sum(dim=1): a ReduceSum whose axes are a constant input, as torch exports it from opset 13 on."""
+
+    def __init__(self, length):
+        super().__init__()
+        self.length = length  # LoFTR's v_length = values.size(1), a constant here (no Shape op)
+
+    def forward(self, x):
+        q = nn.functional.elu(x) + 1
+        k = q
+        v = x / self.length  # LoFTR: values / v_length, against fp16 overflow
+        kv = k.permute(0, 2, 3, 1) @ v.permute(0, 2, 1, 3)  # einsum("nshd,nshv->nhdv", K, values)
+        qh = q.permute(0, 2, 1, 3)  # n, h, l, d
+        z = 1 / (qh @ k.sum(dim=1).unsqueeze(-1) + 1e-6)  # einsum("nlhd,nhd->nlh", Q, K.sum(dim=1)), as n, h, l, 1
+        out = (qh @ kv) * z * self.length  # einsum("nlhd,nhdv,nlh->nlhv", Q, KV, Z) * v_length, as n, h, l, v
+        return out.permute(0, 2, 1, 3)
+
+
+def case(name, model, opset=18, dynamo=False, shape=SHAPE, **kw):
     torch.manual_seed(0)
-    return Case(name, model, (torch.randn(*SHAPE),), ["in0"], ["out0"], opset=opset, dynamo=dynamo,
+    return Case(name, model, (torch.randn(*shape),), ["in0"], ["out0"], opset=opset, dynamo=dynamo,
                 torchscript=True, **kw)
 
 
@@ -70,3 +92,5 @@ def variants():
     yield case("mean-attr-opset17", Reduce("mean"), opset=17)  # near miss: axes is an attribute
     yield case("norm-opset17", Reduce("norm"), opset=17)  # near miss
     yield case("softmax", Reduce("softmax"))  # near miss: no Reduce op
+    # LoFTR's linear attention (einsums written as matmuls), at opset 17: its ReduceSum takes the axes as an input
+    yield case("loftr-linear-attention", LinearAttention(6), opset=17, shape=(1, 6, 2, 4))
