@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from kb import expectations, history
-from kb.checks import Check
+from kb.checks import Check, declared_checks
+from kb.entries import Entry
 from kb.history import Timeline
 from kb.records import Record
 from kb.verdicts import MEASURED, NO_OBSERVATION, STATUS_LABELS, Assessment, CheckKind, Status, Verdict, Verdict as V
@@ -253,6 +254,13 @@ def _history(entry: str, statuses: list[CheckStatus], newest: dict[tuple[str, st
         for cs in statuses:
             if cs.check.engine == engine:
                 cs.timeline = found.get(cs.check.name)
+
+
+def of_entry(entry: Entry, records: list[Record] = ()) -> EntryStatus:
+    """The status of an entry from its declared checks, its ledger and `records` (its own, oldest first): what
+    the site shows."""
+    return derive(entry.meta.engines, list(declared_checks(entry).items.values()), expectations.load(entry.expected),
+                  list(records), entry.meta.workarounds)
 
 
 def derive(engines: list[str], checks: list[Check], table: expectations.Table,

@@ -110,8 +110,9 @@ def built_site(tmp_path_factory, pages_steps) -> Path:
 
 @pytest.fixture(scope="module")
 def statuses(records):
-    """Each entry's derived status (kb.site.generate.render: the derivation the build used, from the same records: none),
-    computed once per module: a render makes every page, seconds each time."""
-    from kb.site.generate import render
+    """Each entry's status as the published build derives it (kb.status.of_entry, from the same records: none)."""
+    from kb.entries import load_all
+    from kb.status import of_entry
 
-    return render(records=records).statuses
+    assert not any(records.iterdir())
+    return {e.slug: of_entry(e) for e in load_all(ROOT)}

@@ -9,15 +9,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb import expectations, paths
+from kb import paths
 from kb.entries import Entry, load_all, repo_root
 from kb.errors import KBError
 from kb.match.words import teach_segmenter
-from kb.checks import Check, declared_checks
 from kb.records import Record, RecordStore
 from kb.schema import SLUG
 from kb.site import pages
-from kb.status import EntryStatus, derive
+from kb.status import EntryStatus, of_entry
 
 log = logging.getLogger("mkdocs.kb")
 HOME = "index.md"
@@ -66,8 +65,7 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
     site = Site()
     rows: list[tuple[Entry, EntryStatus]] = []
     for e in entries:
-        checks: list[Check] = list(declared_checks(e).items.values())
-        st = derive(e.meta.engines, checks, expectations.load(e.expected), by_entry.get(e.slug, []), e.meta.workarounds)
+        st = of_entry(e, by_entry.get(e.slug, []))
         site.pages[f"{e.slug}.md"] = pages.entry_page(e, st, known, op_names)
         site.statuses[e.slug] = st
         site.nav.append((f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))
