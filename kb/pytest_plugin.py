@@ -12,6 +12,7 @@ test_checks.py needs nothing but its declarations.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections import defaultdict
@@ -186,6 +187,34 @@ def _reused(config) -> dict:
         here = versions.environment()
         _reuse = {(r.entry, r.check): r for r in store().read()[0] if r.versions == here and r.verdict != Verdict.ERROR}
     return _reuse
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` (./run test), but the entries with checks on an emulated arm64 CPU are one unit together:
+    each qemu interpreter they start (5-9 s, kb.forkserver keeps it) then starts on one worker only."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = super()._split_scope(nodeid)
+            return "emulated arm64 CPU" if _emulated(config.rootpath / file) else file
+
+    return Scheduling(config, log)
+
+
+@functools.cache
+def _emulated(path: Path) -> bool:
+    from kb.checks import declared_checks
+    from kb.entries import load_entry
+
+    if not (is_entry_test(path) or (path.name == PAGE and path.parent.parent.name == "repros")):
+        return False
+    try:
+        return any(c.cpu for c in declared_checks(load_entry(path.parent)).items.values())
+    except KBError:
+        return False  # its one failing item says why
 
 
 def pytest_collection_finish(session):

@@ -5,6 +5,7 @@ Every test runs on fixture entries (tests/corpus), whose checks drive onnxruntim
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -346,6 +347,25 @@ def test_the_corpus_runs_under_xdist_as_ci_runs_it(fixture_corpus):
     p = pytest_run(fixture_corpus, "-n", "2", "--dist", "loadfile", "-k", "not scope")  # doubles have no variants
     assert p.returncode == 0, p.stdout[-3000:]
     assert "INTERNALERROR" not in p.stdout + p.stderr
+
+
+EMULATED = ("mnn-arm-fp16-avgpool-sum", "mnn-arm-fp16-rnn-loop", "ncnn-arm-fp16-softmax-packed-axis",
+            "ncnn-normalize-4d-depth")  # real entries with checks on an emulated arm64 CPU (one check, the last)
+
+
+def test_the_entries_on_an_emulated_cpu_run_on_one_worker(corpus):
+    """Under --dist loadfile, kb's scheduler keeps the entries whose checks run on an emulated arm64 CPU on one
+    worker (each qemu server then starts once); the other files are spread as loadfile spreads them."""
+    for slug in (*EMULATED, "mnn-argmax-semantics", "mnn-bool-cast-float", "_messages"):
+        shutil.copytree(ROOT / "repros" / slug, corpus / "repros" / slug, ignore=shutil.ignore_patterns("__pycache__"))
+    p = pytest_run(corpus, "-n", "2", "--dist", "loadfile", "-k", "ledger", "-vv")  # -q -vv: verbose
+    assert p.returncode == 0, p.stdout[-3000:]
+    ran = {}
+    for worker, slug in re.findall(r"\[(gw\d)\].*? repros/([\w-]+)/", p.stdout):
+        ran.setdefault(slug, set()).add(worker)
+    assert len(ran) == 6, p.stdout[-3000:]
+    assert len(set().union(*(ran[s] for s in EMULATED))) == 1, ran
+    assert len(set().union(*ran.values())) == 2, ran
 
 
 def test_a_resumed_run_reuses_a_record_only_while_the_entry_is_unchanged(fixture_entry, corpus):
