@@ -61,9 +61,13 @@ def pytest_pycollect_makemodule(module_path: Path, parent):
     return None
 
 
+def is_entry_page(path: Path) -> bool:
+    return path.name == PAGE and path.parent.parent.name == "repros"
+
+
 def pytest_collect_file(file_path: Path, parent):
     """An entry whose checks are all rows has no test_checks.py: its page is collected instead."""
-    if file_path.name == PAGE and file_path.parent.parent.name == "repros" and not (file_path.parent / TEST).exists():
+    if is_entry_page(file_path) and not (file_path.parent / TEST).exists():
         return EntryFile.from_parent(parent, path=file_path)
     return None
 
@@ -209,7 +213,7 @@ def _emulated(path: Path) -> bool:
     from kb.checks import declared_checks
     from kb.entries import load_entry
 
-    if not (is_entry_test(path) or (path.name == PAGE and path.parent.parent.name == "repros")):
+    if not (is_entry_test(path) or is_entry_page(path)):
         return False
     try:
         return any(c.cpu for c in declared_checks(load_entry(path.parent)).items.values())

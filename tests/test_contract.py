@@ -350,7 +350,7 @@ def test_the_corpus_runs_under_xdist_as_ci_runs_it(fixture_corpus):
 
 
 EMULATED = ("mnn-arm-fp16-avgpool-sum", "mnn-arm-fp16-rnn-loop", "ncnn-arm-fp16-softmax-packed-axis",
-            "ncnn-normalize-4d-depth")  # real entries with checks on an emulated arm64 CPU (one check, the last)
+            "ncnn-normalize-4d-depth")  # real entries with checks on an emulated arm64 CPU (the last has one such check)
 
 
 def test_the_entries_on_an_emulated_cpu_run_on_one_worker(corpus):
