@@ -13,6 +13,7 @@ builds what every export builds first), then reads one job per line on stdin and
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import re
@@ -109,6 +110,9 @@ def _serve(preload: list[str]) -> None:
                 __import__(module)
         except Exception:  # the child imports it again and shows the error in its own output
             pass
+    # What the warm-up made is never collected: a child's collector then skips it rather than touching (and so
+    # copying) every page of the server's heap.
+    gc.freeze()
     for line in sys.stdin:
         job = json.loads(line)
         sys.stdout.flush()
@@ -116,20 +120,30 @@ def _serve(preload: list[str]) -> None:
         pid = os.fork()
         if pid == 0:
             _child(job, null)
-        deadline = time.monotonic() + job["timeout"]
-        timed_out = False
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline:
-                timed_out = True
-                os.killpg(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
-                break
-            time.sleep(0.01)
+        timed_out = not _ended(pid, job["timeout"])
+        if timed_out:
+            os.killpg(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
         replies.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status), "timed_out": timed_out}) + "\n")
         replies.flush()
+
+
+def _ended(pid: int, timeout: float) -> bool:
+    """Whether the child ended within `timeout` s. Woken when it ends (its pidfd becomes readable): a step's reply
+    comes at once, not at the next poll. Where there is no pidfd (qemu-user may lack the call), it polls."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+            time.sleep(0.005)
+        return False
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
 
 
 def _child(job: dict[str, Any], null: int) -> None:

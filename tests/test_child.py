@@ -81,6 +81,29 @@ def test_a_warm_server_forks_each_step_and_keeps_its_fate(tmp_path):
     assert step.returncode == 1 and "AttributeError" in step.output
 
 
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polled"])
+def test_the_server_sees_a_child_end_and_a_child_outlast_its_timeout(monkeypatch, pidfd):
+    """The server's wait (a pidfd, or polling where the call is missing): a child that ends is seen, one that
+    runs past the step's timeout is not; the child is still there to reap either way."""
+    import os
+    import time
+
+    from kb import forkserver
+
+    if not pidfd:
+        monkeypatch.delattr(os, "pidfd_open")
+    for seconds, timeout, ended in ((0, 5, True), (3, 0.3, False)):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(seconds)
+            os._exit(7)
+        assert forkserver._ended(pid, timeout) is ended
+        if not ended:
+            os.kill(pid, 9)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == (7 if ended else -9)
+
+
 def kill_the_server_then_write(out):
     import os
     import signal
