@@ -55,6 +55,12 @@ class Select(nn.Module):
             return nn.functional.leaky_relu(x, 0.1)
         if op == "maximum":  # near miss: an elementwise max, no comparison
             return torch.maximum(x, 0.1 * x)
+        if op == "eq-mask":  # Tencent/ncnn#5655: torch.eq with a number, its result used as a 0/1 mask
+            return x * torch.eq(x, 1.0).float()
+        if op == "eq-operator":  # the same, written with ==
+            return x * (x == 1).float()
+        if op == "eq-by-ceil":  # the workaround: m = (x == 1) as 1 - ceil(clamp(|x - 1|, 0, 1))
+            return x * (1 - torch.ceil(torch.clamp(torch.abs(x - 1), 0, 1)))
         raise ValueError(op)
 
 
@@ -159,10 +165,12 @@ def as_gathernd(model):
     model.graph.node.extend([relu, helper.make_node("GatherND", ["relu_out", "indices"], ["out0"])])
 
 
-def case(name, make, opset=17, dynamo=False, outputs=("out0",), **kw):
+def case(name, make, opset=17, dynamo=False, outputs=("out0",), ones=False, **kw):
     torch.manual_seed(0)
     model = make().eval()  # built after seeding: the same weights whichever cases came before
     x = torch.randn(*SHAPE)
+    if ones:  # some elements exactly 1, so that an x == 1 mask is not all zeros
+        x[:, :, ::2, ::3] = 1.0
     return Case(name, model, (x,), ["in0"], list(outputs), opset=opset, dynamo=dynamo, torchscript=True, **kw)
 
 
@@ -172,12 +180,15 @@ def cases():
     yield case("argmax", lambda: Head("argmax"))
     yield case("topk", lambda: Head("topk"), outputs=("out0", "out1"))
     yield case("cumsum", lambda: Cumulative())
+    yield case("eq-mask", lambda: Select("eq-mask"), ones=True)
+    yield case("eq-operator", lambda: Select("eq-operator"), ones=True)
     # Workarounds: the same function written with ops pnnx converts, on the same input (case() seeds it); each is
     # judged against the torch output of the case it rewrites. None of them has an op the trigger names.
     yield case("layernorm-std-rewritten", lambda: LayerNormStd(rewritten=True), trigger=False,
                rewrites="layernorm-std")
     yield case("where-by-ceil", lambda: Select("where-by-ceil"), trigger=False, rewrites="where-gt")
     yield case("cumsum-as-matmul", lambda: Cumulative("matmul"), trigger=False, rewrites="cumsum")
+    yield case("eq-by-ceil", lambda: Select("eq-by-ceil"), trigger=False, rewrites="eq-mask", ones=True)
     # The std LayerNorm itself, for the ONNX route (the exporter writes std out): layernorm-std has no trigger in
     # ONNX, so the other-route check runs this copy, which declares the case it stands for.
     yield case("layernorm-std-via-onnx", lambda: LayerNormStd(), trigger=False, rewrites="layernorm-std")
@@ -195,6 +206,7 @@ def variants():
     yield case("le-mask-onnxsim", lambda: Select("le-mask"), simplify=True)
     yield case("ne-mask-opset13", lambda: Select("ne-mask"), opset=13)
     yield case("masked-fill-const-mask", lambda: Select("masked-fill-const-mask"))
+    yield case("eq-operator-opset13", lambda: Select("eq-operator"), opset=13, ones=True)
     yield case("argmax-head", lambda: Head("argmax"), opset=13)
     yield case("argmax-dynamo", lambda: Head("argmax"), opset=18, dynamo=True)
     yield case("argmin-onnxsim", lambda: Head("argmin"), simplify=True)
