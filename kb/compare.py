@@ -57,7 +57,8 @@ def compare(got: Outputs, reference: Outputs, atol: float, rtol: float, range_to
         if out is None:
             return Comparison(got, reference, False, metrics, f"output {name!r} is missing", True)
         ref = ref.astype(np.float64)
-        out = np.asarray(out, dtype=np.float64)
+        with np.errstate(invalid="ignore"):  # an engine's unwritten output may hold signalling NaNs: counted below
+            out = np.asarray(out, dtype=np.float64)
         if out.shape != ref.shape and _squeezed(out.shape) == _squeezed(ref.shape):
             out = out.reshape(ref.shape)  # ncnn drops the batch axis, MNN may keep unit axes: only those
         if out.shape != ref.shape:
