@@ -27,8 +27,15 @@ def folder(root: Path | None = None) -> Path:
 
 
 def load(path: Path) -> Message:
+    return _load(path, path.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1024)
+def _load(path: Path, text: str) -> Message:
+    """Kept by the file's text: kb explain reads every message on each call (tests and benches call it hundreds of
+    times in one process)."""
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

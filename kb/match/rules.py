@@ -121,6 +121,7 @@ def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool, anycase: 
                 _weight(rx, weak))
 
 
+@functools.lru_cache(maxsize=4096)
 def required_literal(pattern: str) -> str:
     """The longest text any match of the pattern must contain ("" if unknown): a substring test
     before the regex, so that a pattern that cannot match skips a slow scan of a large log."""
