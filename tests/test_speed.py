@@ -80,6 +80,22 @@ def test_editing_an_entry_invalidates_the_caches(tmp_path, monkeypatch):
     assert index.rank("zzquux")[0][0].page == page
 
 
+def test_editing_a_message_page_is_read_in_the_same_process(tmp_path):
+    """Message pages are kept parsed by their text (kb explain reads them all on each call): an edit is read."""
+    import yaml
+
+    from kb import messages
+
+    src = next(messages.folder(ROOT).glob("*.yaml"))
+    page = tmp_path / src.name
+    data = yaml.safe_load(src.read_text(encoding="utf-8"))
+    page.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    assert messages.load(page).summary == data["summary"]
+    page.write_text(yaml.safe_dump({**data, "summary": "zzquux, a summary nobody else has"}, allow_unicode=True),
+                    encoding="utf-8")
+    assert messages.load(page).summary == "zzquux, a summary nobody else has"
+
+
 def _results(log: Path, entries):
     """What a log's lines name: per entry, its hits and evidence (line, number), and the messages shown."""
     seen: list = []
