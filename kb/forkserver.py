@@ -13,7 +13,6 @@ builds what every export builds first), then reads one job per line on stdin and
 from __future__ import annotations
 
 import atexit
-import gc
 import json
 import os
 import re
@@ -110,9 +109,6 @@ def _serve(preload: list[str]) -> None:
                 __import__(module)
         except Exception:  # the child imports it again and shows the error in its own output
             pass
-    # What the warm-up made is never collected: a child's collector then skips it rather than touching (and so
-    # copying) every page of the server's heap.
-    gc.freeze()
     for line in sys.stdin:
         job = json.loads(line)
         sys.stdout.flush()
