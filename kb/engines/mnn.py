@@ -28,8 +28,9 @@ def convert_step(src: Path, dst: Path, *flags: str, name: str | None = None, **r
     argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(Path(src).resolve()), "--MNNModel", str(Path(dst).resolve()),
             "--bizCode", "kb", *flags]
     shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
+    # mnnconvert writes a scratch file (.__convert_external_data.bin) in its cwd: the output's folder, not a shared one
     return child.run_function(name or f"mnnconvert {src.name} {' '.join(flags)}".strip(), "kb.workers.mnn:convert",
-                              argv=argv, shown=shown, **{"preload": TOOLS, **run})
+                              argv=argv, shown=shown, **{"preload": TOOLS, "cwd": Path(dst).resolve().parent, **run})
 
 
 def sequence_calibration(root: Path, inputs: Path, outputs: list[str], method: str, samples: int = 4,
