@@ -350,7 +350,7 @@ class Runner:
         self.again = None
         self.steps += 1
         self.say(f"mnnconvert {model.name}")
-        step = convert_step(model, dst, timeout=self.timeout, cwd=self.work)  # it writes a scratch file in its cwd
+        step = convert_step(model, dst, timeout=self.timeout)
         self.converter_said = step.output
         if fate := _fate(step, "convert", missing=not dst.is_file()):
             return Read(fate)

@@ -246,9 +246,7 @@ def label_file(f: File, onnx2ncnn: Path | None, work_root: Path, only: set[str] 
             continue
         p = Pipeline(name, work, clean, sigs)
         dst = work / f"{name}.mnn"
-        # kb's MNN driver converts; cwd: mnnconvert writes a scratch file (.__convert_external_data.bin) there
-        if p.step(mnn.convert_step(src, dst, *flags, name=f"mnnconvert {' '.join(flags)}".strip(), timeout=180,
-                                   cwd=work), [dst]):
+        if p.step(mnn.convert_step(src, dst, *flags, name=f"mnnconvert {' '.join(flags)}".strip(), timeout=180), [dst]):
             out = work / f"{name}.out.npz"
             if p.step(run_function("MNN run", "kb.workers.mnn:run", model=str(dst), feed=str(f.inputs), out=str(out),
                                    outputs=f.outputs, shown=f"MNN run {dst.name}", timeout=120), [out]):
