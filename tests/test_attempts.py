@@ -72,3 +72,16 @@ def test_mnn_steps_after_the_first_attempt_run_in_a_fresh_process(monkeypatch, t
     MNN(session).convert(tmp_path / "m.onnx")
     MNN(session).quantize(tmp_path / "m.mnn", {}, "q.mnn")
     assert seen == [(), ()] if fresh else all(seen) and len(seen) == 2
+
+
+def test_mnnconvert_reads_the_model_through_the_attempts_link(monkeypatch, tmp_path):
+    """The link is the point: a --modelFile resolved to the real file gives mnnconvert one path on every attempt."""
+    from kb import child
+    from kb.engines.mnn import convert_step
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "aaa").symlink_to(tmp_path / "models", target_is_directory=True)
+    seen = []
+    monkeypatch.setattr(child, "run_function", lambda *a, **kw: seen.append(kw["argv"]))
+    convert_step(tmp_path / "aaa" / "m.onnx", tmp_path / "m.mnn")
+    assert seen[0][seen[0].index("--modelFile") + 1] == str(tmp_path / "aaa" / "m.onnx")

@@ -24,8 +24,9 @@ def convert_step(src: Path, dst: Path, *flags: str, name: str | None = None, **r
     # An argv for the native _tools.mnnconvert (kb.workers.mnn), not the console script: its
     # first word is only the program name _tools' parser expects.
     # absolute paths: the child may run in another cwd (kb locate's work folder), where a relative path the user
-    # gave names nothing ("Model File Does Not Exist!")
-    argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(Path(src).resolve()), "--MNNModel", str(Path(dst).resolve()),
+    # gave names nothing ("Model File Does Not Exist!"); links kept, so a check's attempts read the model through
+    # paths of other lengths (kb.harness.Session.source)
+    argv = ["mnnconvert", "-f", "ONNX", "--modelFile", str(Path(src).absolute()), "--MNNModel", str(Path(dst).resolve()),
             "--bizCode", "kb", *flags]
     shown = " ".join(["mnnconvert -f ONNX --modelFile", src.name, "--MNNModel", dst.name, *flags])
     # mnnconvert writes a scratch file (.__convert_external_data.bin) in its cwd: the output's folder, not a shared one
