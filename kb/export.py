@@ -148,8 +148,10 @@ def warm() -> None:
 def _registry_once() -> None:
     """torch's dynamo exporter builds its registry of torchlib's ONNX functions again for every export, reading
     the source of each of ~500 functions: 60% of an export's time here. It is the same registry every time
-    (torch pinned), so build it once per process and per opset, and give each export its own copy of the table
-    (an export's custom_translation_table adds to it)."""
+    (torch pinned) but for the last step, which keeps each op's functions valid at the opset. So the functions are
+    read once per process, before that step; each export gets its own copy (an export's custom_translation_table
+    adds to it), then that step at its opset (the server warms at 18; a fork exporting at opset 20 read them all
+    again, 2.4 s)."""
     try:
         from torch.onnx._internal.exporter._registration import ONNXRegistry
     except ImportError:  # another torch: each export builds its own, as before
@@ -157,15 +159,20 @@ def _registry_once() -> None:
     build = ONNXRegistry.from_torchlib.__func__
     if getattr(build, "kb_once", False):
         return
-    built: dict = {}
+    read: dict = {}
 
-    def from_torchlib(cls, *args, **kwargs):
-        key = (cls, args, tuple(sorted(kwargs.items())))
-        if key not in built:
-            built[key] = build(cls, *args, **kwargs)
+    def from_torchlib(cls, opset_version=None):
+        if cls not in read:
+            keep = cls._cleanup_registry_based_on_opset_version
+            cls._cleanup_registry_based_on_opset_version = lambda self: None
+            try:
+                read[cls] = build(cls)
+            finally:
+                cls._cleanup_registry_based_on_opset_version = keep
         registry = cls()
-        registry._opset_version = built[key]._opset_version
-        registry.functions = {k: list(v) for k, v in built[key].functions.items()}
+        registry._opset_version = read[cls]._opset_version if opset_version is None else opset_version
+        registry.functions = {k: list(v) for k, v in read[cls].functions.items()}
+        registry._cleanup_registry_based_on_opset_version()
         return registry
 
     from_torchlib.kb_once = True
