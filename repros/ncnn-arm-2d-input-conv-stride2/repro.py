@@ -66,10 +66,12 @@ def cases():
                trigger=False, **IO)
     yield Case("gray-stride-1", seeded(GrayConv, stride=1), (gray(16),), opset=17, dynamo=False, edit=conv_on_input,
                **IO)
-    # Control: the (1, 1, h, w) model, fed as a 3-D Mat (w, h, 1): the same .param text.
+    # Controls: the (1, 1, h, w) models, fed as a 3-D Mat (w, h, 1): the same .param text.
     yield Case("image-16-rows", seeded(ImageConv), (gray(16).unsqueeze(1),), opset=17, dynamo=False, trigger=False,
                **IO)
+    yield Case("image-32-rows-8-channels", seeded(ImageConv, 8, seed=2), (gray(32, 48, seed=2).unsqueeze(1),),
+               opset=17, dynamo=False, trigger=False, **IO)
     # Workaround: the model keeps its unsqueeze(1) (exported at opset 11, where onnx2ncnn writes it as an
     # ExpandDims of one input): the 2-D Mat becomes a 3-D blob before the convolution.
-    yield Case("gray-16-rows-expanddims", seeded(GrayConv), (gray(16),), opset=11, dynamo=False,
-               rewrites="gray-16-rows", **IO)
+    yield Case("gray-32-rows-expanddims", seeded(GrayConv, 8, seed=2), (gray(32, 48, seed=2),), opset=11,
+               dynamo=False, rewrites="gray-32-rows-8-channels", **IO)
