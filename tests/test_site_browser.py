@@ -380,6 +380,7 @@ def test_the_search_box_ranks_as_kb_explain_does(search_page):
     words = SiteIndex(ENTRIES, _messages_index(), _op_pages())
     queries = sorted({q for _, _, q, _ in CASES}) + [f"{m.example} 模型转换失败" for m in _messages_index().values()]
     queries += [_typo(q) for q in queries[::3] if _typo(q) != q]  # a typo's corrections: words.corrected
+    queries += [q for q, _ in REFS]  # an issue reference names a tracker, not an engine
     got = search_page.evaluate("qs => qs.map(q => [kbLines(q), kbLines.preferred(q), kbWords(q)])", queries)
     assert got == [[table.pages(q), table.preferred(q), words.rank(q)] for q in queries]
 

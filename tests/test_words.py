@@ -65,6 +65,13 @@ def test_the_search_box_puts_the_named_engines_pages_first():
     assert mnn and named == mnn + [p for p in plain if p not in mnn]
 
 
+def test_an_issue_reference_names_no_engine():
+    """pnnx's and onnx2ncnn's bugs are filed in Tencent/ncnn: 'ncnn#5356' (KB183, a pnnx entry) must not put ncnn's
+    pages ahead of the page citing it; a word of the engine outside the reference still names it."""
+    assert words.named_engines("Tencent/ncnn#5356") == set() == words.named_engines("ncnn#5356")
+    assert words.named_engines("ncnn crashes, as in Tencent/ncnn#5356") == {"ncnn"}
+
+
 def test_a_chinese_word_general_chinese_uses_often_counts_little():
     """解决 (solve) and 运行 (run) are rare in our pages, so our IDF alone would rank them above 量化 (quantize)."""
     assert words.general("解决") == words.GENERAL_FLOOR and words.general("运行") < 0.3

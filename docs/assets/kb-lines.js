@@ -43,6 +43,7 @@ window.kbLines = (function (data) {
     return out;
   };
   kbLines.preferred = function (text) {
+    text = text.replace(new RegExp(data.ref, "g"), " ");  /* an issue reference names a tracker (named_engines) */
     var named = Object.keys(data.engineWords).filter(function (e) {
       return new RegExp(data.engineWords[e], "i").test(text);
     });

@@ -29,7 +29,7 @@ from typing import NamedTuple
 from kb.entries import Entry
 from kb.logs import ERRORISH
 from kb.match.rules import LAYER_LINE, NCNN_LAYER_NAMES, literal_chars, op_claims
-from kb.match.words import ENGINE_WORDS, Index, named_engines, query_groups
+from kb.match.words import ENGINE_WORDS, REF, Index, named_engines, query_groups
 from kb.schema import Message
 
 ENTRY, MESSAGE = "entry", "message"
@@ -219,4 +219,4 @@ class Table:
 
         return {"rules": js(self.rules), "claims": js(self.claims), "native": self.native,
                 "causes": {page: js(rules) for page, rules in self.causes.items() if rules},
-                "engineWords": ENGINE_WORDS, "engines": self.engines, "errorish": _ERRORISH.pattern}
+                "engineWords": ENGINE_WORDS, "engines": self.engines, "errorish": _ERRORISH.pattern, "ref": REF.pattern}

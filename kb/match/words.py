@@ -36,8 +36,13 @@ that so still cannot can't well uses used comes come ran run runs any there them
 ENGINE_WORDS = {e: rf"(?<![A-Za-z0-9_]){e}" for e in ("mnn", "ncnn", "pnnx", "onnx2ncnn")}
 
 
+REF = re.compile(r"(?<!\S)\S*#\d+(?!\S)")  # an issue reference: Tencent/ncnn#5356, MNN#3977, #169
+
+
 def named_engines(text: str) -> set[str]:
-    """The engines the text names by one of their words (the browser scripts test the same ENGINE_WORDS)."""
+    """The engines the text names by one of their words (the browser scripts test the same ENGINE_WORDS). An issue
+    reference names a tracker, not an engine: pnnx's and onnx2ncnn's bugs are filed as Tencent/ncnn#..."""
+    text = REF.sub(" ", text)
     return {e for e, rx in ENGINE_WORDS.items() if re.search(rx, text, re.IGNORECASE | re.ASCII)}
 
 
@@ -465,7 +470,6 @@ def message_document(m) -> list[str]:
 
 
 ENGINE_NAMES = frozenset(NAMES)
-_REF = re.compile(r"(?<!\S)\S*#\d+(?!\S)")
 
 
 class SiteIndex:
@@ -506,7 +510,7 @@ class SiteIndex:
 
     def query(self, text: str) -> list[list[str]]:
         """The query's groups of terms (query_groups), its Chinese ones found in the index's vocabulary."""
-        low = _REF.sub(" ", text.lower())  # an issue reference (pytorch#151693) is a number to look up, not words
+        low = REF.sub(" ", text.lower())  # an issue reference (pytorch#151693) is a number to look up, not words
         runs = _CJK.findall(low)
         chinese = [t for t in self.chinese if any(t in run for run in runs)]
         return distinct(_latin(low) + nest(chinese),
@@ -523,6 +527,6 @@ class SiteIndex:
     def data(self) -> dict:
         """The index for the browser: docs/assets/kb-words.js ranks a query with it as rank() does."""
         return {"pages": self.pages, "weights": self.index.weights, "names": sorted(self.index.names), "chinese": self.chinese,
-                "word": _WORD.pattern, "call": _CALL.pattern, "cjk": _CJK.pattern, "ref": _REF.pattern,
+                "word": _WORD.pattern, "call": _CALL.pattern, "cjk": _CJK.pattern, "ref": REF.pattern,
                 "stop": sorted(STOP | ENGINE_NAMES), "engines": self.engines, "engineWords": ENGINE_WORDS, "part": PART,
                 "typo": _TYPO.pattern, "typoMin": TYPO_MIN}
