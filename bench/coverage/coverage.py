@@ -25,7 +25,8 @@ names its repo#number; the split is computed by scanning repros/ on every run.
 
 Every draw is re-mapped to the KB as it is; a thread whose class changed after its draw was mapped keeps its
 draw-time class in `first` and the date of the change in `remapped`. The all-draws block ends with the entry
-coverage (and coverage with pages) of the measurable bugs at draw time (`first` where set) next to now.
+coverage (and coverage with pages) of the measurable bugs at draw time (`first` where set) next to now; so does
+each draw remapped since, for itself.
 
 Below each table: the class counts and the most frequent measurable missing families (what to add next).
 
@@ -244,6 +245,11 @@ def report(title: str, threads: list[dict], cited: set[str], top: int, history: 
     if away:
         print(f"  bugs needing what no machine here has: {sum(away.values())}/{len(bugs)} ("
               + ", ".join(f"{w} {n}" for w, n in away.most_common()) + ")")
+    if not history and any("first" in t for t in threads):  # a draw remapped since: its own figure is the first one
+        (_, _), e0, (_, _), p0 = rates(at_draw_time(threads))
+        (_, _), e1, (_, _), p1 = rates(threads)
+        print(f"  measurable bugs, at draw time -> now: entry {ratio(*e0).strip()} -> {ratio(*e1).strip()}; "
+              f"with pages {ratio(*p0).strip()} -> {ratio(*p1).strip()}")
     fams = defaultdict(list)
     for t in bugs:
         if measurable(t):
