@@ -157,8 +157,8 @@ def _registry_once() -> None:
     except ImportError:  # another torch: each export builds its own, as before
         return
     build = ONNXRegistry.from_torchlib.__func__
-    if getattr(build, "kb_once", False):
-        return
+    if getattr(build, "kb_once", False) or not hasattr(ONNXRegistry, "_cleanup_registry_based_on_opset_version"):
+        return  # done, or another torch: each export builds its own
     read: dict = {}
 
     def from_torchlib(cls, opset_version=None):
