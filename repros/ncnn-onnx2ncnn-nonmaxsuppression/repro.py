@@ -1,9 +1,10 @@
 """KB195: a detector's post-processing with torchvision.ops.nms (an ONNX NonMaxSuppression) through onnx2ncnn.
 
 torchvision is not a dependency of this project, so `Nms` is written here: its forward is the greedy NMS
-torchvision's nms computes, and its symbolic writes the graph torchvision's ONNX symbolic for nms writes for
-the TorchScript exporter (dynamo=False): a NonMaxSuppression of the boxes (1, N, 4) and the scores (1, 1, N),
-then column 2 (the box index) of its (K, 3) output. The head keeps the batch axis first, as onnx2ncnn assumes."""
+torchvision's nms computes, and its symbolic writes the NonMaxSuppression node as torchvision's ONNX symbolic
+for nms does for the TorchScript exporter (dynamo=False): boxes (1, N, 4), scores (1, 1, N), a constant box limit
+and IoU threshold; the box index (column 2 of its (K, 3) output) is read with one Gather, where torchvision
+selects the column and squeezes it. The head keeps the batch axis first, as onnx2ncnn assumes."""
 
 import torch
 from torch import nn
