@@ -74,12 +74,12 @@ IN_FLIGHT = {
 ALIASES = {"ncnn-onnx2ncnn-squeeze-batch-axis": "ncnn-onnx2ncnn-squeeze-unsqueeze-axes"}
 
 # Families whose bugs cannot be measured on these machines (Mesa's lavapipe and qemu's aarch64 CPUs are
-# measured, but not a vendor's GPU driver, an NPU, 32-bit ARM or RISC-V kernels, ncnn2table/ncnn2int8 (not in
+# measured, but not a vendor's GPU driver, an NPU, 32-bit ARM or RISC-V kernels, ncnn2table/ncnn2int8/ncnnoptimize (not in
 # the wheels), MNN before 3.0.0 (no wheels), TFLite/Caffe/TF/MXNet models, or a build).
 NOT_HERE = {
     "GPU/NPU backend": r"gpu|vulkan|opencl|metal|coreml|npu|cuda",
     "armv7/RISC-V kernels": r"armv7|riscv|rvv",
-    "ncnn int8 tools": r"int8|ncnn-tools",
+    "ncnn tools (int8, ncnnoptimize)": r"int8|ncnn-tools",
     "MNN before 3.0.0": r"old-converter",
     "other front end": r"tflite|caffe|mxnet|tf-|torchscript-frontend|darknet",
     "build/toolchain": r"build|android-zero|runtime-crash",
