@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 if TYPE_CHECKING:
     import onnx
@@ -25,6 +26,7 @@ _OPS = {
     "le": lambda a, b: a <= b,
     "in": lambda a, b: a in b,
     "not_in": lambda a, b: a not in b,
+    "match": lambda a, b: isinstance(a, str) and re.search(b, a) is not None,
 }
 
 
@@ -44,7 +46,18 @@ class Pred(Strict):
     in_: list | None = Field(None, alias="in")
     not_in: list | None = None
     length: int | None = None  # a list attribute's length, e.g. kernel_shape of a 1-D or a 2-D Conv
+    match: str | None = None  # a regular expression found in a string attribute, e.g. an Einsum's equation
     default: Any = None
+
+    @field_validator("match")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as e:
+                raise ValueError(f"match: not a regular expression ({e}): {v!r}") from None
+        return v
 
     def blind_to_lists(self) -> bool:
         """The test gives one answer for every list, whatever its values: it compares with no list (eq, ne, in,

@@ -45,6 +45,25 @@ def test_attribute_predicate(group, hit):
     assert bool(find([DECONV_BN], m)) is hit
 
 
+TRACE = Pattern.model_validate({
+    "name": "trace", "summary": "",
+    "nodes": {"e": {"op": "Einsum", "attrs": {"equation": {"match": r"(?:^|,)\s*[\w.]*?([A-Za-z])[\w.]*?\1"}}}},
+})
+
+
+@pytest.mark.parametrize("equation, hit", [("bii->b", True), ("...ii->...i", True), ("ij,jkk->ik", True),
+                                           ("bij->bji", False), ("bij,bjk->bik", False), (None, False)])
+def test_a_regular_expression_tests_a_string_attribute(equation, hit):
+    attrs = {} if equation is None else {"equation": equation}
+    m = model([helper.make_node("Einsum", ["x"], ["y"], name="e", **attrs)])
+    assert bool(find([TRACE], m)) is hit
+
+
+def test_a_broken_regular_expression_is_refused_when_the_entry_is_read():
+    with pytest.raises(ValueError, match="not a regular expression"):
+        Pattern.model_validate({"name": "t", "summary": "", "nodes": {"e": {"op": "Einsum", "attrs": {"equation": {"match": "(["}}}}})
+
+
 def test_buried_in_a_bigger_graph_reports_node_names():
     m = model(chain(("Relu", {}), ("Conv", {}), ("ConvTranspose", {"group": 4}), ("BatchNormalization", {}),
                     ("Relu", {})), initializers=["w"])

@@ -14,7 +14,7 @@ from kb.site.markup import render
 
 OP_PX, TEXT_PX = 8.0, 7.3  # advance of one monospace character at 13px / 12px
 PAD, LINE, GAP_X, GAP_Y, TOP = 10, 16, 56, 18, 18
-_SYMBOLS = {"eq": "=", "ne": "≠", "gt": ">", "ge": "≥", "lt": "<", "le": "≤", "in_": "in", "not_in": "not in"}
+_SYMBOLS = {"eq": "=", "ne": "≠", "gt": ">", "ge": "≥", "lt": "<", "le": "≤", "in_": "in", "not_in": "not in", "match": "matches"}
 
 
 def op_label(spec: NodeSpec) -> str:
