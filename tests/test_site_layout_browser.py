@@ -160,3 +160,15 @@ def test_the_home_tables_status_column_is_visible_on_a_phone(viewports, base_url
                 (rows.nth(i).get_attribute("data-slug"), box)
             assert badges.nth(j).get_attribute("data-status") != "changed"  # a maintainer state, not a status
     page.close()
+
+
+@pytest.mark.parametrize("path", ["ops/", "ops/Resize/", "ops/Conv/"])
+def test_an_op_pages_tables_scroll_inside_their_box_on_a_phone(viewports, base_url, path):  # noqa: F811
+    """An op's tables do not stack as the status table does: on a phone they scroll in their own box, and the page
+    does not move sideways (the phone rule that lets the stacked status table overflow once took them too)."""
+    page = viewports[(390, 844)].new_page()
+    page.goto(base_url + path)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    boxes = page.locator(".kb-scroll")
+    assert boxes.count() and any(boxes.nth(i).evaluate("el => el.scrollWidth > el.clientWidth") for i in range(boxes.count()))
+    page.close()
