@@ -12,7 +12,6 @@ about 76,800 before the second half brings it back to results under 56. Not KB07
 import torch
 from torch import nn
 
-from kb.blocks import ONE_FILE
 from kb.export import Case
 
 N, OFFSET = 512, 300.0
@@ -116,12 +115,10 @@ def cases():
 
 def variants():
     # Names ending in -onnx2ncnn are converted by onnx2ncnn (opset 11), the rest by pnnx (from TorchScript, or from
-    # the ONNX export for -opset17 / -dynamo). All run on an emulated Cortex-A76 with ncnn's defaults.
+    # the ONNX export for -opset17). All run on an emulated Cortex-A76 with ncnn's defaults.
     yield Case("conv1x1-onnx2ncnn", Conv1x1(), offset_input(1, N, 4, 8), opset=11, dynamo=False, **IO)
     yield Case("conv1x1-pnnx", Conv1x1(), offset_input(1, N, 4, 8), opset=11, dynamo=False, torchscript=True, **IO)
     yield Case("conv1x1-opset17", Conv1x1(), offset_input(1, N, 4, 8), opset=17, dynamo=False, **IO)
-    yield Case("conv1x1-dynamo", Conv1x1(), offset_input(1, N, 4, 8), opset=18, dynamo=True, export_kwargs=ONE_FILE,
-               **IO)
     yield Case("conv1d-pnnx", Conv1d(), offset_input(1, N, 16), opset=11, dynamo=False, torchscript=True, **IO)
     yield Case("linear-tokens-pnnx", Linear(), offset_input(50, N), opset=11, dynamo=False, torchscript=True,
                **IO)
