@@ -1,0 +1,51 @@
+"""KB185: pnnx on the case's ONNX export (dynamic axes) with a second input shape, then the *_pnnx.py it writes (the
+model rebuilt in PyTorch) run on the case's input by run_pnnx_py.py: the Model class built, its weights loaded from
+the .pnnx.bin, forward called. The workarounds convert the traced TorchScript, or the ONNX file for one shape."""
+
+from kb import child
+from kb.checks import Checks
+from kb.compare import Outputs
+
+checks = Checks(__file__)
+
+SHAPE2 = "inputshape2=[1,3,8,32]"  # every case's input is (1, 3, 8, 16): a second, wider shape
+
+
+def pnnx_py(s, case: str, source: str = "onnx", flags=(SHAPE2,)) -> Outputs:
+    """pnnx on the case's ONNX (or traced) model with `flags`; then its *_pnnx.py, run."""
+    model = s.artifacts.onnx(case) if source == "onnx" else s.artifacts.torchscript(case)
+    s.pnnx.convert(model, case, flags=list(flags))
+    work = s.path(f"pnnx-{model.suffix[1:]}")
+    py = next(work.glob("*_pnnx.py"))  # pnnx names it after the model file, '-' written as '_'
+    out = s.path(f"{case}.pnnx-py.npz")
+    glb = {"PY": str(py), "INPUTS": str(s.artifacts.inputs(case)), "OUT": str(out),
+           "OUTPUTS": list(s.artifacts.case(case)["outputs"])}
+    s.step(child.run_function(f"pnnx {py.name} forward", "runpy:run_path", preload=("torch",),
+                              path_name=str(s.entry.dir / "run_pnnx_py.py"), init_globals=glb,
+                              shown=f"python run_pnnx_py.py  # Model() of {py.name}, called on the case's input"),
+           produces=[out])
+    return Outputs.load(case, out, f"pnnx {s.pnnx.version()} _pnnx.py")
+
+
+@checks.bug("pnnx", ["int-as-tensor"])
+def pnnx_py_onnx_expand(s):
+    """bias.expand(b, 8, h, w) of the conv output's sizes, from ONNX with inputshape2: pnnx, then its *_pnnx.py."""
+    return pnnx_py(s, "expand")
+
+
+@checks.workaround("pnnx", "torchscript")
+def pnnx_py_torchscript_expand(s):
+    """The same model traced, converted by pnnx with the same inputshape2."""
+    return pnnx_py(s, "expand", source="torchscript")
+
+
+@checks.workaround("pnnx", "fixed-shape")
+def pnnx_py_onnx_expand_fixed_shape(s):
+    """The same ONNX file converted for its one input shape (no inputshape2)."""
+    return pnnx_py(s, "expand", flags=())
+
+
+@checks.variants("pnnx", ["int-as-tensor"])
+def variant(s, case):
+    """pnnx on the ONNX export with inputshape2, then the generated *_pnnx.py."""
+    return pnnx_py(s, case)
