@@ -561,3 +561,14 @@ def test_a_line_naming_an_op_the_engine_lacks_adds_the_ops_node_test_figure(fixt
         explain_command(str(path), False)
         explain_command(str(path), False, markdown=True)
         assert "node tests" not in capsys.readouterr().out
+
+
+def test_a_generic_message_with_no_upstream_cause_counts_the_entries_only(explain):
+    import yaml
+
+    path = explain.root / "repros" / "_messages" / "fake-broadcast-error.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    path.write_text(yaml.safe_dump({**data, "causes": []}, allow_unicode=True), encoding="utf-8")
+    code, out = explain(f"{BROADCAST}\n", as_json=False)
+    assert f'The line "{BROADCAST}" is a generic message: 2 known causes print it (KB901, KB903 here), so this line' in out
+    assert "0 upstream" not in out

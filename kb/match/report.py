@@ -236,8 +236,12 @@ def _ambiguous(ranked: list[Explained], seen: list[Message], entries: list[Entry
         total = len(citing) + len(m.causes)
         # the user's own line, not the catalogue's example
         line = next((_shown(h) for x in ranked for h in x.hits if h.rule.sig.message == m.id), m.example)
-        out += ["", f"The line \"{line}\" is a generic message: {total} known causes print it "
-                    f"({', '.join(citing)} here, and {len(m.causes)} upstream), so this line alone names none of them."]
+        known = "1 known cause prints it" if total == 1 else f"{total} known causes print it"
+        where = ", ".join(citing) + " here" if citing else ""
+        where += (", and " if where else "") + f"{len(m.causes)} upstream" if m.causes else ""
+        alone = "others may too, so this line alone does not name it" if total == 1 else \
+            "so this line alone names none of them"
+        out += ["", f"The line \"{line}\" is a generic message: {known} ({where}), {alone}."]
         for c in m.causes[:CAUSES_SHOWN]:
             out.append(f"   {c.ref}: {c.cause}")
         if len(m.causes) > CAUSES_SHOWN:
