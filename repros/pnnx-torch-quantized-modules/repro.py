@@ -94,12 +94,13 @@ class QuantAdd(nn.Module):
 
 
 def quantized(make, *args, qconfig=None, x=None):
-    """`make(*args)` seeded, fused, prepared, calibrated on seeded normals, converted: eager-mode static quantization
-    as torch's tutorial and torchvision's quantized models do it."""
+    """`make(*args)` seeded, fused, prepared, calibrated on four seeded normal batches, converted: eager-mode static
+    quantization as torch's tutorial and torchvision's quantized models do it (min/max observers, which calibrate
+    faster than x86's default histogram; the converted modules are the same)."""
     model = seeded(make, *args).eval()
     if model.fuse:
         model = tq.fuse_modules(model, model.fuse)
-    model.qconfig = qconfig or tq.get_default_qconfig("x86")
+    model.qconfig = qconfig or PER_CHANNEL
     model = tq.prepare(model)
     with torch.no_grad():
         for seed in range(4):
@@ -135,8 +136,9 @@ def float_stem():
     return seeded(Stem, stubs=False).eval()
 
 
-PER_TENSOR = tq.QConfig(activation=tq.HistogramObserver.with_args(reduce_range=True),
-                        weight=tq.default_weight_observer)
+PER_CHANNEL = tq.QConfig(activation=tq.MinMaxObserver.with_args(reduce_range=False),
+                         weight=tq.default_per_channel_weight_observer)
+PER_TENSOR = tq.QConfig(activation=tq.MinMaxObserver.with_args(reduce_range=False), weight=tq.default_weight_observer)
 
 QAT = tq.QConfig(activation=tq.FakeQuantize.with_args(observer=tq.MovingAverageMinMaxObserver, quant_min=0,
                                                     quant_max=255, reduce_range=False),
@@ -156,7 +158,6 @@ def cases():
 def variants():
     x, tokens = randn(1, 3, 8, 8), randn(1, 4, 16)
     yield Case("quantized-conv-per-tensor", quantized(Stem, qconfig=PER_TENSOR, x=x), (x,), **TS)
-    yield Case("quantized-conv-16-channels", quantized(Stem, 3, 16, x=x), (x,), **TS)
     yield Case("quantized-linear", quantized(Tokens, x=tokens), (tokens,), **TS)
     yield Case("quantized-shufflenet-unit", quantized(ShuffleUnit, x=x), (x,), **TS)
     yield Case("quantize-dequantize-only", quantized(StubsOnly, x=x), (x,), **TS)
