@@ -163,9 +163,6 @@ def variants():
     yield Case("quantize-dequantize-only", quantized(StubsOnly, x=x), (x,), **TS)
     yield Case("quantized-add", quantized(QuantAdd, x=x), (x,), **TS)
     yield Case("qat-fake-quant", qat_prepared(x), (x,), **TS)
-    # The ONNX export of the quantized model (QuantizeLinear / DequantizeLinear around a float Conv), given to pnnx
-    yield Case("quantized-conv-onnx", quantized(Stem, x=x), (x,), input_names=["in0"], output_names=["out0"],
-               opset=17, dynamo=False)
     # Near misses: no quantized op reaches pnnx
     yield Case("float-conv-near-miss", float_stem(), (x,), **TS)
     yield Case("fused-float-near-miss", tq.fuse_modules(seeded(Stem).eval(), [["conv", "bn", "relu"]]), (x,), **TS)
