@@ -57,6 +57,17 @@ class SqueezeMiddle(nn.Module):
         return F.softmax(y, dim=1)
 
 
+class CrnnHead(nn.Module):
+    """A CRNN-style head: conv to (1, C, 1, W), squeeze the height axis, then a Conv1d over the sequence."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.seq = nn.Conv2d(3, 8, (H, 1)), nn.Conv1d(8, K, 1)
+
+    def forward(self, x):
+        return self.seq(torch.relu(self.conv(x)).squeeze(2))
+
+
 def head(**kw):
     torch.manual_seed(0)
     return SegHead(**kw)
@@ -72,6 +83,11 @@ def cases():
     model = head()
     yield Case("squeeze-opset13", model, (image(),), opset=13, dynamo=False, torchscript=True, **io)
     yield Case("squeeze-opset11", model, (image(),), opset=11, dynamo=False, **io)
+    # The same conv, squeeze(0), then elementwise only: the weights alone (no axis op after the Squeeze).
+    yield Case("squeeze-mul-opset13", head(op="mul"), (image(),), opset=13, dynamo=False, **io)
+    # Two weighted layers, one after the Squeeze's axes constant and one after that.
+    torch.manual_seed(0)
+    yield Case("crnn-squeeze-opset13", CrnnHead(), (image(),), opset=13, dynamo=False, **io)
     # The workaround: the same conv weights, the softmax on the batched tensor (class axis 1), same input.
     keep = head(squeeze=False)
     keep.conv = model.conv
