@@ -46,6 +46,32 @@ class PoolHead(nn.Module):
         return self.fc(self.pool(torch.relu(self.conv(x))).flatten(1))
 
 
+class SumBetweenConvs(nn.Module):
+    """conv, x.sum(1, keepdim=True), conv: a channel sum between two weighted layers (Tencent/ncnn#3101's sum)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(C, 4, 1), nn.Conv2d(1, 3, 1)
+
+    def forward(self, x):
+        return self.c2(self.c1(x).sum(1, keepdim=True))
+
+
+class ConvsThenSum(nn.Module):
+    """Four 3x3 convs (8-32-32-64-64), x.sum(1, keepdim=True), a 1x1 conv: Tencent/ncnn#3101's shape, a conv stack
+    and a channel sum, with about 70k weights after the axes constant."""
+
+    def __init__(self, widths=(C, 32, 32, 64, 64)):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(widths[:-1], widths[1:]))
+        self.out = nn.Conv2d(1, 4, 1)
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.relu(conv(x))
+        return self.out(x.sum(1, keepdim=True))
+
+
 def case(name, module, opset=18, dynamo=False, **kw):
     torch.manual_seed(0)
     x = torch.randn(1, C, H, W)
@@ -70,6 +96,10 @@ def cases():
     yield case("se-block-dynamo", se, dynamo=True, torchscript=True)
     yield case("mean-spatial-opset18", Reduce("mean"))
     yield case("sum-opset13", Reduce("sum"), opset=13)  # ReduceSum takes its axes as an input from opset 13
+    torch.manual_seed(0)
+    yield case("sum-channel-opset13", SumBetweenConvs(), opset=13)
+    torch.manual_seed(0)
+    yield case("convs-sum-opset13", ConvsThenSum(), opset=13)
     # The workaround: the same block (same weights), fed the same input, exported at opset 17 by the TorchScript
     # exporter, where ReduceMean's axes are an attribute.
     yield case("se-block-opset17", se, opset=17, trigger=False, rewrites="se-block-dynamo")

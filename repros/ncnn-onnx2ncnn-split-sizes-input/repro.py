@@ -29,6 +29,22 @@ class SplitBlock(nn.Module):
         return sum(h(p) for h, p in zip(self.heads, self.pieces(y)))
 
 
+class DeepSplitBlock(nn.Module):
+    """Four 3x3 convs (4-32-32-64-64), torch.split(y, [16, 48], dim=1), a 1x1 conv on each piece, summed: about
+    70k weights after the sizes constant, where SplitBlock has about 90."""
+
+    def __init__(self, widths=(C_IN, 32, 32, 64, 64), sizes=(16, 48)):
+        super().__init__()
+        self.sizes = list(sizes)
+        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(widths[:-1], widths[1:]))
+        self.heads = nn.ModuleList(nn.Conv2d(n, C_OUT, 1) for n in self.sizes)
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.relu(conv(x))
+        return sum(h(p) for h, p in zip(self.heads, torch.split(x, self.sizes, dim=1)))
+
+
 class SlicedBlock(SplitBlock):
     """The workaround (and a near miss): the same block, its pieces cut by slicing instead of torch.split."""
 
@@ -110,6 +126,7 @@ def cases():
     yield Case("split-block-sliced", sliced(block), (x,), opset=13, dynamo=False, trigger=False,
                rewrites="split-block", **IO)
     yield Case("weightless-split", WeightlessSplit(), (x,), opset=13, dynamo=False, **IO)
+    yield Case("deep-split-block", seeded(DeepSplitBlock), (x,), opset=13, dynamo=False, **IO)
 
 
 def variants():

@@ -68,6 +68,22 @@ class CrnnHead(nn.Module):
         return self.seq(torch.relu(self.conv(x)).squeeze(2))
 
 
+class DeepCrnn(nn.Module):
+    """A deeper CRNN-style head: four 3x3 convs (3-32-32-64-64), a conv over the height, squeeze(2), Conv1d.
+    About 70k weights after the axes constant, where CrnnHead has about 120."""
+
+    def __init__(self, widths=(3, 32, 32, 64, 64), height=8):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(widths[:-1], widths[1:]))
+        self.height = nn.Conv2d(widths[-1], widths[-1], (height, 1))
+        self.seq = nn.Conv1d(widths[-1], 10, 1)
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.relu(conv(x))
+        return self.seq(torch.relu(self.height(x)).squeeze(2))
+
+
 def head(**kw):
     torch.manual_seed(0)
     return SegHead(**kw)
@@ -88,6 +104,10 @@ def cases():
     # Two weighted layers, one after the Squeeze's axes constant and one after that.
     torch.manual_seed(0)
     yield Case("crnn-squeeze-opset13", CrnnHead(), (image(),), opset=13, dynamo=False, **io)
+    torch.manual_seed(0)
+    deep = DeepCrnn()
+    torch.manual_seed(0)
+    yield Case("deep-crnn-squeeze-opset13", deep, (torch.randn(1, 3, 8, 16),), opset=13, dynamo=False, **io)
     # The workaround: the same conv weights, the softmax on the batched tensor (class axis 1), same input.
     keep = head(squeeze=False)
     keep.conv = model.conv
