@@ -89,7 +89,7 @@ IO2 = dict(input_names=["in0", "in1"], output_names=["out0"])
 def cases():
     yield Case("mul-middle-axis", seeded(ConvMul), (map5(),), opset=13, dynamo=False, **IO1)
     yield Case("expand-mul", ExpandMul(), two((1, 17, 128), (1, 1, 2, 128)), opset=13, dynamo=False, **IO2)
-    yield Case("add-121-222", Add(), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False, **IO2)
+    yield Case("add-1x2x1-2x2x2", Add(), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False, **IO2)
     # Control: a conv map plus a per-channel constant, (C, H, W) with (C, 1, 1): a broadcast every release has a
     # branch for.
     yield Case("conv-plus-c11", seeded(ConvAdd), (randn(1, 3, 5, 4),), opset=13, dynamo=False, trigger=False, **IO1)
@@ -98,8 +98,8 @@ def cases():
                trigger=False, rewrites="mul-middle-axis", **IO1)
     yield Case("expand-cat-mul", ExpandMul(cat=True), two((1, 17, 128), (1, 1, 2, 128)), opset=13, dynamo=False,
                trigger=False, rewrites="expand-mul", **IO2)
-    yield Case("add-cat-222", Add(cat=True), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False,
-               trigger=False, rewrites="add-121-222", **IO2)
+    yield Case("add-cat-2x2x2", Add(cat=True), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False,
+               trigger=False, rewrites="add-1x2x1-2x2x2", **IO2)
 
 
 def variants():
@@ -113,10 +113,10 @@ def variants():
                dynamo=False, **IO2)
     yield Case("expand-mul-onnxsim", ExpandMul(), two((1, 17, 128), (1, 1, 2, 128)), opset=11, dynamo=False,
                simplify=True, **IO2)
-    yield Case("sub-121-222", Add(op="sub"), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False, **IO2)
-    yield Case("mul-222-121", Add(op="mul", swap=True), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False,
+    yield Case("sub-1x2x1-2x2x2", Add(op="sub"), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False, **IO2)
+    yield Case("mul-2x2x2-1x2x1", Add(op="mul", swap=True), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False,
                **IO2)
-    yield Case("add-121-222-onnxsim", Add(), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False,
+    yield Case("add-1x2x1-2x2x2-onnxsim", Add(), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False,
                simplify=True, **IO2)
     # Near misses: equal shapes, or one operand broadcast in a way the old BinaryOp has a branch for.
     yield Case("expand-cat-mul-near-miss", ExpandMul(cat=True), two((1, 17, 128), (1, 1, 2, 128)), opset=11,
