@@ -177,7 +177,9 @@ def accept(path: Path, records: list[Record], engines: dict[str, str] | None = N
     recorded beside its verdicts."""
     table = load(path)
     if engines is not None:
-        table = {c: per for c, per in table.items() if c in engines}
+        # a check whose engine changed (onnx2ncnn -> ncnn) keeps no releases of the engine it had
+        table = {c: {v: e for v, e in per.items() if e.engine in (None, engines[c])}
+                 for c, per in table.items() if c in engines}
     n = 0
     for r in records:
         if r.verdict in NEVER_ACCEPTED:

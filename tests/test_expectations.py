@@ -151,3 +151,13 @@ def test_every_ledger_in_the_corpus_records_the_kinds_its_entry_declares():
         wrong += [f"{e.slug}: {n}" for n, k in kinds.items() if declared.get(n) != k]
         wrong += [f"{e.slug}: {n} has verdicts but no kind" for n in expectations.load(e.expected) if n not in kinds]
     assert not wrong, wrong
+
+
+def test_a_check_whose_engine_changed_keeps_no_release_of_the_old_engine(tmp_path):
+    path = tmp_path / "expected.yaml"
+    expectations.accept(path, [rec("reproduces", "s", "a4d2ea1").model_copy(update={"engine": "onnx2ncnn"})],
+                        {"c": "onnx2ncnn"})
+    expectations.accept(path, [rec("reproduces", "s", "1.0.20261020").model_copy(update={"engine": "ncnn"})], {"c": "ncnn"})
+    t = expectations.load(path)
+    assert set(t["c"]) == {"1.0.20261020"} and t["c"]["1.0.20261020"].engine == "ncnn"
+    assert "a4d2ea1" not in path.read_text()
