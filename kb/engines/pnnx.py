@@ -7,7 +7,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kb import child
 from kb.child import StepResult, run_command
+from kb.compare import Outputs
 from kb.engines.base import Engine
 
 NO_BATCH = 233  # pnnx's batch_index for "this blob has no batch axis"
@@ -123,6 +125,19 @@ class PNNX(Engine):
         step, param, bin = convert_step(model, work, shapes, fp16, flags=flags)
         self.s.step(step, produces=[param, bin])
         return param, bin
+
+    def script(self, model: Path, case: str, flags=()) -> Outputs:
+        """Convert `model` with pnnx's `flags`, then run the *_pnnx.py it writes (the model rebuilt in PyTorch, with
+        its weights from the .pnnx.bin) on the case's inputs: where pnnx's own rewrite of the model goes wrong."""
+        self.convert(model, case, flags=flags)
+        py = next(self.s.path(f"pnnx-{model.suffix[1:]}").glob("*_pnnx.py"))  # named after the model, '-' as '_'
+        out = self.s.path(f"{case}.pnnx-py.npz")
+        self.s.step(child.run_function(f"pnnx {py.name} forward", "kb.workers.pnnx_py:run", preload=("torch",),
+                                       shown=f"python -c 'Model() of {py.name}, called on the case's input'",
+                                       py=str(py), inputs=str(self.s.artifacts.inputs(case)), out=str(out),
+                                       outputs=list(self.s.artifacts.case(case)["outputs"])),
+                    produces=[out])
+        return Outputs.load(case, out, f"pnnx {self.version()} _pnnx.py")
 
     def to_ncnn(self, case: str, source: str | Path = "torchscript", inputs=("in0",), outputs=("out0",)):
         """The pnnx path users take: convert the case's traced TorchScript (or its "onnx", or a model

@@ -237,8 +237,8 @@ def _ambiguous(ranked: list[Explained], seen: list[Message], entries: list[Entry
         # the user's own line, not the catalogue's example
         line = next((_shown(h) for x in ranked for h in x.hits if h.rule.sig.message == m.id), m.example)
         known = "1 known cause prints it" if total == 1 else f"{total} known causes print it"
-        where = ", ".join(citing) + " here" if citing else ""
-        where += (", and " if where else "") + f"{len(m.causes)} upstream" if m.causes else ""
+        where = ", and ".join(([", ".join(citing) + " here"] if citing else [])
+                              + ([f"{len(m.causes)} upstream"] if m.causes else []))
         alone = "others may too, so this line alone does not name it" if total == 1 else \
             "so this line alone names none of them"
         out += ["", f"The line \"{line}\" is a generic message: {known} ({where}), {alone}."]

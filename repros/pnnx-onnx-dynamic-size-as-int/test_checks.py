@@ -1,8 +1,7 @@
 """KB185: pnnx on the case's ONNX export (dynamic axes) with a second input shape, then the *_pnnx.py it writes (the
-model rebuilt in PyTorch) run on the case's input by run_pnnx_py.py: the Model class built, its weights loaded from
-the .pnnx.bin, forward called. The workarounds convert the traced TorchScript, or the ONNX file for one shape."""
+model rebuilt in PyTorch) run on the case's input (s.pnnx.script). The workarounds convert the traced TorchScript,
+or the ONNX file for one shape."""
 
-from kb import child
 from kb.checks import Checks
 from kb.compare import Outputs
 
@@ -14,17 +13,7 @@ SHAPE2 = "inputshape2=[1,3,8,32]"  # every case's input is (1, 3, 8, 16): a seco
 def pnnx_py(s, case: str, source: str = "onnx", flags=(SHAPE2,)) -> Outputs:
     """pnnx on the case's ONNX (or traced) model with `flags`; then its *_pnnx.py, run."""
     model = s.artifacts.onnx(case) if source == "onnx" else s.artifacts.torchscript(case)
-    s.pnnx.convert(model, case, flags=list(flags))
-    work = s.path(f"pnnx-{model.suffix[1:]}")
-    py = next(work.glob("*_pnnx.py"))  # pnnx names it after the model file, '-' written as '_'
-    out = s.path(f"{case}.pnnx-py.npz")
-    glb = {"PY": str(py), "INPUTS": str(s.artifacts.inputs(case)), "OUT": str(out),
-           "OUTPUTS": list(s.artifacts.case(case)["outputs"])}
-    s.step(child.run_function(f"pnnx {py.name} forward", "runpy:run_path", preload=("torch",),
-                              path_name=str(s.entry.dir / "run_pnnx_py.py"), init_globals=glb,
-                              shown=f"python run_pnnx_py.py  # Model() of {py.name}, called on the case's input"),
-           produces=[out])
-    return Outputs.load(case, out, f"pnnx {s.pnnx.version()} _pnnx.py")
+    return s.pnnx.script(model, case, flags=list(flags))
 
 
 @checks.bug("pnnx", ["int-as-tensor"])
