@@ -138,3 +138,33 @@ def test_a_multi_line_paste_is_cut_to_its_known_lines_else_its_errors():
     assert TABLE.reduce(paste) == [find_blob.example]
     assert TABLE.reduce("model loaded\r\n  Something failed badly  \r\nbye\n") == ["Something failed badly"]
     assert TABLE.reduce("hello\n\nworld") == ["hello", "world"]  # nothing known, nothing error-like: all of it
+
+
+def test_an_issue_reference_names_the_pages_citing_it_first():
+    """Every upstream reference of every entry and message, as people write it (alibaba/MNN#3977, MNN#3977, the
+    thread's address, and #3977 where one tracker's number is cited), names first a page whose data lists it; a
+    number that only continues a list of one tracker's references (ncnn#4803, #4752) names that page too."""
+    listed = [(u.ref, f"{e.slug}/") for e in ENTRIES for u in e.meta.upstream]
+    listed += [(c.ref, f"messages/{m.id}/") for m in MESSAGES.values() for c in m.causes]
+    owners = {}
+    for ref, page in listed:
+        owners.setdefault(ref, set()).add(page)
+    numbers = {}
+    for ref in owners:
+        numbers.setdefault(ref.split("#")[1], set()).add(ref.split("#")[0].split("/")[1].lower())
+    wrong = []
+    for ref, pages in owners.items():
+        repo, num = ref.split("#")
+        forms = [ref, f"{repo.split('/')[1]}#{num}", f"https://github.com/{repo}/issues/{num} same here"]
+        forms += [f"#{num}"] if len(numbers[num]) == 1 else []
+        wrong += [(form, got[:2]) for form in forms if not (got := TABLE.pages(form)) or got[0] not in pages]
+    assert len(owners) > 300 and not wrong, wrong[:5]
+    assert TABLE.pages("Tencent/ncnn#4803, #4752 and #3297 look alike")  # every number of the list is cited
+
+
+def test_a_bare_number_continues_a_list_only():
+    from kb.match.lines import cited
+
+    assert cited("Tencent/ncnn#4803, #4752 and #3297") == ["ncnn#4803", "ncnn#4752", "ncnn#3297"]
+    assert cited("alibaba/MNN#615 (ADMM on 3.0.0), #4374") == ["mnn#615"]  # words between: no tracker known
+    assert cited("see #12 and KB034") == []

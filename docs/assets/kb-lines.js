@@ -17,7 +17,17 @@ window.kbLines = (function (data) {
     }
     return false;
   }
-  var layer = /layer (\S+) not exists or registered/i;
+  var layer = /layer (\S+) not exists or registered/i, issue = new RegExp(data.issue, "g");
+  function issuePages(text) {  /* the pages citing an issue the text names (lines.py issue_keys, Table.refs) */
+    var out = [], m;
+    issue.lastIndex = 0;
+    while ((m = issue.exec(text))) {
+      (data.refs[((m[1] || m[3] || "").toLowerCase()) + "#" + (m[2] || m[4])] || []).forEach(function (p) {
+        if (out.indexOf(p) < 0) out.push(p);
+      });
+    }
+    return out;
+  }
   function kbLines(text) {
     var hits = [];
     rules.forEach(function (r) {
@@ -38,7 +48,7 @@ window.kbLines = (function (data) {
     hits.sort(function (a, b) {
       return (b.entry - a.entry) || (a.late - b.late) || (a.at - b.at) || (b.weight - a.weight) || (a.index - b.index) || (a.sub - b.sub);
     });
-    var out = [];
+    var out = issuePages(text);
     hits.forEach(function (r) { if (out.indexOf(r.page) < 0) out.push(r.page); });
     return out;
   };

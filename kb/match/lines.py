@@ -2,7 +2,7 @@
 one line; docs/assets/kb-lines.js reads the same rules in the browser.
 
     Table.build(entries, messages)   the rules: an entry's specific regexes, then the message index's patterns
-    Table.pages(text)                the pages the text names, best first
+    Table.pages(text)                the pages the text names, best first: those citing an issue it names, then its lines'
     Table.reduce(text)               a multi-line paste's lines worth searching for (its known lines, else its errors)
     Table.data()                     the rules for the browser: docs/assets/kb-lines.js's `window.kbLines(text)` is
                                      pages() there (and kbLines.preferred, kbLines.reduce)
@@ -102,6 +102,56 @@ class Hit(NamedTuple):
 
 CAUSE_PAGES = 4  # a word that names one cause of a generic line is on at most this many pages
 
+# An issue as people write it: its address, alibaba/MNN#3977, MNN#3977 or #3977 (in the syntax both languages read).
+ISSUE = re.compile(r"github\.com/[\w.-]+/([\w.-]+)/(?:issues|pull)/(\d+)|(?:[\w.-]+/)?([A-Za-z][\w.-]*)?#(\d+)")
+_CITED = re.compile(r"(?:[\w.-]+/)?([A-Za-z][\w.-]*)?#(\d+)")  # in a page: a bare #N only continues a list
+_LIST = re.compile(r"[\s,;/&]*(?:and|or)?[\s,;/&]*")  # Tencent/ncnn#4803, #4752 and #3297
+
+
+def issue_keys(text: str) -> list[str]:
+    """The issues a query names, as keys of Table.refs: 'mnn#3977', or '#3977' for a bare number."""
+    return list(dict.fromkeys(f"{(m[1] or m[3] or '').lower()}#{m[2] or m[4]}" for m in ISSUE.finditer(text)))
+
+
+def cited(text: str) -> list[str]:
+    """The issues a page's text cites, as keys ('ncnn#4752'): a bare number counts where it continues a list of
+    one tracker's references."""
+    out, repo, end = [], None, -1
+    for m in _CITED.finditer(text):
+        if m[1]:
+            repo = m[1].lower()
+        elif not (repo and _LIST.fullmatch(text, end, m.start())):
+            repo = None
+            continue
+        out.append(f"{repo}#{m[2]}")
+        end = m.end()
+    return out
+
+
+def _refs(entries: list[Entry], messages: dict[str, Message]) -> dict[str, list[str]]:
+    """Issue key -> the pages citing it: those whose data lists it (an entry's upstream, a message's causes) first,
+    then those whose text names it; a bare '#N' key holds every tracker's #N."""
+    listed: dict[str, list[str]] = {}
+    named: dict[str, list[str]] = {}
+
+    def add(into: dict, ref: str, page: str) -> None:
+        repo, num = ref.lower().split("#")
+        for key in (f"{repo.split('/')[-1]}#{num}", f"#{num}"):
+            if page not in into.setdefault(key, []):
+                into[key].append(page)
+
+    for e in entries:
+        for u in e.meta.upstream:
+            add(listed, u.ref, f"{e.slug}/")
+        for key in cited(e.body + "\n" + "\n".join(u.note for u in e.meta.upstream)):
+            add(named, key, f"{e.slug}/")
+    for m in messages.values():
+        for c in m.causes:
+            add(listed, c.ref, f"messages/{m.id}/")
+        for key in cited("\n".join([m.summary, m.zh, *(c.cause for c in m.causes)])):
+            add(named, key, f"messages/{m.id}/")
+    return {key: list(dict.fromkeys(listed.get(key, []) + named.get(key, []))) for key in sorted({*listed, *named})}
+
 
 @dataclass
 class Table:
@@ -112,6 +162,7 @@ class Table:
     # generic line, the query's own words may say which cause it is (explain's `possible`, ranked by words).
     causes: dict[str, list[Rule]] = field(default_factory=dict)
     engines: dict[str, list[str]] = field(default_factory=dict)  # page -> the engines it is about
+    refs: dict[str, list[str]] = field(default_factory=dict)  # issue key (issue_keys) -> the pages citing it
 
     @classmethod
     def build(cls, entries: list[Entry], messages: dict[str, Message]) -> Table:
@@ -158,7 +209,7 @@ class Table:
         # ncnn's source list, not the installed registry: the site is built where no engine is installed.
         engines = {f"{e.slug}/": list(e.meta.engines) for e in entries}
         engines.update({f"messages/{m.id}/": list(m.engines) for m in messages.values()})
-        return cls(rules, claims, sorted(NCNN_LAYER_NAMES), causes, engines)
+        return cls(rules, claims, sorted(NCNN_LAYER_NAMES), causes, engines, _refs(entries, messages))
 
     def hits(self, text: str) -> list[Hit]:
         """Every page a rule names in the text, once per rule (a page may come several times), in no order."""
@@ -182,8 +233,9 @@ class Table:
         return hits
 
     def pages(self, text: str) -> list[str]:
-        """The pages the text names, best first: hits() in their order."""
-        out: list[str] = []
+        """The pages the text names, best first: those citing an issue it names (a user who gives the thread wants
+        the page about it), then hits() in their order."""
+        out: list[str] = list(dict.fromkeys(p for key in issue_keys(text) for p in self.refs.get(key, ())))
         for h in sorted(self.hits(text)):
             if h.page not in out:
                 out.append(h.page)
@@ -219,4 +271,5 @@ class Table:
 
         return {"rules": js(self.rules), "claims": js(self.claims), "native": self.native,
                 "causes": {page: js(rules) for page, rules in self.causes.items() if rules},
-                "engineWords": ENGINE_WORDS, "engines": self.engines, "errorish": _ERRORISH.pattern, "ref": REF.pattern}
+                "engineWords": ENGINE_WORDS, "engines": self.engines, "errorish": _ERRORISH.pattern, "ref": REF.pattern,
+                "issue": ISSUE.pattern, "refs": self.refs}
