@@ -99,14 +99,6 @@
         return true;
       });
     });
-    results.forEach(function (r) {
-      var metadata = r.matchData.metadata, found = Object.keys(metadata);
-      words.forEach(function (w) {
-        if (!w.typed || found.some(function (k) { return k.indexOf(w.typed) === 0; })) return;  /* material sees it */
-        if (!w.stems.length || found.some(function (k) { return w.stems.some(function (s) { return k.indexOf(s) === 0; }); }))
-          metadata[w.typed] = {};
-      });
-    });
     /* 6. A pasted log line shares a word with most of the 5,600 sections ("not", "layer"), and material then
      * highlights, groups and posts every one of them: most of a query's time in the worker. Material ranks a
      * result at lunr's score times 1 to 5 (a page, the query's words it holds) and shows a page's results as one
@@ -125,6 +117,15 @@
       results.forEach(function (r) { if (r.score >= floor) shown[r.ref.split("#")[0]] = true; });
       results = results.filter(function (r) { var page = r.ref.split("#")[0]; return shown[page] || named[page]; });
     }
+    /* 5. on the results that stay (6. reads lunr's scores alone) */
+    results.forEach(function (r) {
+      var metadata = r.matchData.metadata, found = Object.keys(metadata);
+      words.forEach(function (w) {
+        if (!w.typed || found.some(function (k) { return k.indexOf(w.typed) === 0; })) return;  /* material sees it */
+        if (!w.stems.length || found.some(function (k) { return w.stems.some(function (s) { return k.indexOf(s) === 0; }); }))
+          metadata[w.typed] = {};
+      });
+    });
     return results;
   };
 })();
