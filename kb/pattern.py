@@ -47,6 +47,9 @@ class Pred(Strict):
     not_in: list | None = None
     length: int | None = None  # a list attribute's length, e.g. kernel_shape of a 1-D or a 2-D Conv
     match: str | None = None  # a regular expression found in a string attribute, e.g. an Einsum's equation
+    # True: a list whose two halves differ, as ONNX writes pads (every axis's begin, then every end): a Conv padded
+    # more at one end of an axis than at the other. False: halves equal.
+    asymmetric: bool | None = None
     default: Any = None
 
     @field_validator("match")
@@ -63,7 +66,7 @@ class Pred(Strict):
         """The test gives one answer for every list, whatever its values: it compares with no list (eq, ne, in,
         not_in against scalars or strings only) and asks no length or order."""
         scalars = [self.eq, self.ne, *(self.in_ or []), *(self.not_in or [])]
-        return (self.length is None and all(x is None for x in (self.gt, self.ge, self.lt, self.le))
+        return (self.length is None and self.asymmetric is None and all(x is None for x in (self.gt, self.ge, self.lt, self.le))
                 and not any(isinstance(x, (list, tuple)) for x in scalars))
 
     def test(self, value: Any) -> bool:
@@ -71,6 +74,12 @@ class Pred(Strict):
             value = self.default
         if self.length is not None and (not isinstance(value, (list, tuple)) or len(value) != self.length):
             return False
+        if self.asymmetric is not None:
+            if not isinstance(value, (list, tuple)) or len(value) % 2:
+                return False
+            half = len(value) // 2
+            if (list(value[:half]) != list(value[half:])) != self.asymmetric:
+                return False
         for name, fn in _OPS.items():
             want = getattr(self, "in_" if name == "in" else name)
             if want is None:

@@ -59,6 +59,20 @@ def test_a_regular_expression_tests_a_string_attribute(equation, hit):
     assert bool(find([TRACE], m)) is hit
 
 
+ASYMMETRIC = Pattern.model_validate({"name": "pads", "summary": "",
+                                    "nodes": {"c": {"op": "Conv", "attrs": {"pads": {"asymmetric": True}}}}})
+
+
+@pytest.mark.parametrize("pads, hit", [([0, 0, 1, 1], True), ([2, 1, 3, 1], True), ([1, 2], True),
+                                       ([1, 1, 1, 1], False), ([0, 0, 0, 0], False), ([1, 1], False),
+                                       ([1, 1, 1], False), (None, False)])
+def test_asymmetric_pads_differ_between_their_halves(pads, hit):
+    """ONNX pads are every axis's begin, then every end: [0, 0, 1, 1] pads the bottom and right only."""
+    attrs = {} if pads is None else {"pads": pads}
+    m = model([helper.make_node("Conv", ["x", "w"], ["y"], name="c", **attrs)], initializers=["w"])
+    assert bool(find([ASYMMETRIC], m)) is hit
+
+
 def test_a_broken_regular_expression_is_refused_when_the_entry_is_read():
     with pytest.raises(ValueError, match="not a regular expression"):
         Pattern.model_validate({"name": "t", "summary": "", "nodes": {"e": {"op": "Einsum", "attrs": {"equation": {"match": "(["}}}}})

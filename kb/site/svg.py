@@ -41,6 +41,8 @@ def predicates(spec: NodeSpec) -> list[str]:
 def _pred_lines(key: str, pred: Pred) -> list[str]:
     out = [f"{key} {sym} {_fmt(getattr(pred, name))}" for name, sym in _SYMBOLS.items()
            if getattr(pred, name) is not None]
+    if pred.asymmetric is not None:
+        out.append(f"{key}: begin {'≠' if pred.asymmetric else '='} end")
     if pred.default is not None:
         out.append(f"{key} defaults to {_fmt(pred.default)}")
     return out or [f"has {key}"]
