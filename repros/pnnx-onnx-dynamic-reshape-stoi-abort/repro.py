@@ -2,7 +2,9 @@
 reshape(-1, N, heads, d)), exported to ONNX with dynamic axes and converted by pnnx with inputshape2=: pnnx aborts in
 pass_ncnn, "terminate called after throwing an instance of 'std::invalid_argument' what(): stoi"."""
 
+import torch
 from torch import nn
+from torch.onnx.operators import reshape_from_tensor_shape, shape_as_tensor
 
 from kb.blocks import randn, seeded
 from kb.export import Case
@@ -46,8 +48,48 @@ class ReshapeFromShape(nn.Module):
         raise ValueError(op)
 
 
+class Regrid(nn.Module):
+    """SVTR's neck (PP-OCR recognition): conv features to tokens, a Linear, then the tokens cut into one sequence
+    per row, (-1, W, C), by the features' own shape read as a tensor and sliced (sh[3:4], sh[1:2]), as Paddle's
+    export writes z.reshape([0, H, W, C]) and torch's opset-9 export writes a tensor's sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.fc = nn.Conv2d(3, 8, 3, padding=1), nn.Linear(8, 8)
+
+    def forward(self, x):
+        f = self.conv(x)
+        sh = shape_as_tensor(f)
+        return reshape_from_tensor_shape(self.fc(f.flatten(2).transpose(1, 2)), torch.cat([torch.tensor([-1]), sh[3:4], sh[1:2]]))
+
+
+class Indexed(Regrid):
+    """The same rows, the sizes read as Python ints (torch writes Shape, Gather, Unsqueeze)."""
+
+    def forward(self, x):
+        f = self.conv(x)
+        _, c, _, w = f.shape
+        return self.fc(f.flatten(2).transpose(1, 2)).reshape(-1, w, c)
+
+
+def without_steps(model):
+    """A Slice of a Shape without its optional steps input, as Paddle's exporter writes it (torch's opset 10+
+    export states steps = [1])."""
+    shapes = {n.output[0] for n in model.graph.node if n.op_type == "Shape"}
+    for node in model.graph.node:
+        if node.op_type == "Slice" and node.input[0] in shapes and len(node.input) == 5:
+            del node.input[4]
+
+
+WIDTH = dict(input_names=["in0"], output_names=["out0"], dynamo=False, export_kwargs={"dynamic_axes": {"in0": {3: "w"}}})
+
+
 def cases():
     x = randn(1, 3, 8, 16)
+    # The rows target read from the shape below opset 13 (Gather, Unsqueeze with attribute axes), or sliced from it
+    # without steps as Paddle's export writes it: the same abort. At opset 13, with steps, it converts.
+    yield Case("rows-opset9", seeded(Regrid), (x,), opset=9, **WIDTH)
+    yield Case("rows-paddle-slice", seeded(Regrid), (x,), opset=13, edit=without_steps, **WIDTH)
     yield Case("attention", seeded(ReshapeFromShape), (x,), opset=13, dynamo=False, torchscript=True,
                export_kwargs=DYNAMIC)
 
@@ -68,5 +110,9 @@ def variants():
                export_kwargs=DYNAMIC)
     yield Case("same-shape-near-miss", seeded(ReshapeFromShape, "same-shape", seed=2), (x,), opset=13, dynamo=False,
                export_kwargs=DYNAMIC)
+    yield Case("rows-paddle-slice-opset17", seeded(Regrid, seed=2), (x,), opset=17, edit=without_steps, **WIDTH)
+    yield Case("indexed-shape-opset11", seeded(Indexed, seed=2), (x,), opset=11, **WIDTH)
+    yield Case("rows-opset13-near-miss", seeded(Regrid, seed=2), (x,), opset=13, **WIDTH)
+    yield Case("indexed-shape-opset13-near-miss", seeded(Indexed, seed=2), (x,), opset=13, **WIDTH)
     yield Case("tokens-back-batch-free-near-miss", seeded(ReshapeFromShape, "tokens-back-batch-free", seed=2), (x,),
                opset=13, dynamo=False, export_kwargs=DYNAMIC)
