@@ -168,3 +168,14 @@ def test_a_bare_number_continues_a_list_only():
     assert cited("Tencent/ncnn#4803, #4752 and #3297") == ["ncnn#4803", "ncnn#4752", "ncnn#3297"]
     assert cited("alibaba/MNN#615 (ADMM on 3.0.0), #4374") == ["mnn#615"]  # words between: no tracker known
     assert cited("see #12 and KB034") == []
+
+
+def test_a_bare_number_in_a_paste_is_no_issue():
+    """'#1 0x7f... in ncnn::Net::load_param' is a backtrace's frame: only a whole query of '#N' is a bare reference."""
+    from kb.match.lines import issue_keys
+
+    assert issue_keys("#1") == ["#1"] and issue_keys(" #3977 ") == ["#3977"]
+    assert issue_keys("#1  0x00007f3a in ncnn::Net::load_param") == []
+    assert issue_keys("same as MNN#3977, see #12") == ["mnn#3977"]
+    line = "#1  0x00007f3a in ncnn::Net::load_param(char const*)"
+    assert not set(TABLE.pages(line)) & set(TABLE.refs.get("#1", []))

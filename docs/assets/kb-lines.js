@@ -22,6 +22,7 @@ window.kbLines = (function (data) {
     var out = [], m;
     issue.lastIndex = 0;
     while ((m = issue.exec(text))) {
+      if (!m[1] && !m[3] && m[0] !== text.trim()) continue;  /* a bare #1 in a paste is a backtrace's frame */
       (data.refs[((m[1] || m[3] || "").toLowerCase()) + "#" + (m[2] || m[4])] || []).forEach(function (p) {
         if (out.indexOf(p) < 0) out.push(p);
       });

@@ -109,8 +109,10 @@ _LIST = re.compile(r"[\s,;/&]*(?:and|or)?[\s,;/&]*")  # Tencent/ncnn#4803, #4752
 
 
 def issue_keys(text: str) -> list[str]:
-    """The issues a query names, as keys of Table.refs: 'mnn#3977', or '#3977' for a bare number."""
-    return list(dict.fromkeys(f"{(m[1] or m[3] or '').lower()}#{m[2] or m[4]}" for m in ISSUE.finditer(text)))
+    """The issues a query names, as keys of Table.refs: 'mnn#3977'; a bare '#3977' only as the whole query (in a
+    pasted backtrace, '#1 0x7f...' is a frame)."""
+    return list(dict.fromkeys(f"{(m[1] or m[3] or '').lower()}#{m[2] or m[4]}" for m in ISSUE.finditer(text)
+                              if m[1] or m[3] or m[0] == text.strip()))
 
 
 def cited(text: str) -> list[str]:
