@@ -95,13 +95,6 @@ def _messages_index():
     return messages.load_all(REPO)
 
 
-def _op_pages():
-    """The op pages the built site's box knows (kb.site.ops.search_pages), as the generator gives them."""
-    from kb.site import ops
-
-    return ops.search_pages(ops.Conformance.load(REPO))
-
-
 def _ops(e: Entry) -> set[str]:
     return {op for p in e.meta.trigger for n in p.nodes.values() for op in (n.ops() or ())}
 
@@ -364,19 +357,43 @@ def test_the_search_box_strips_noise_as_kb_explain_does(search_page):
     assert search_page.evaluate("lines => lines.map(kbNoise)", lines) == [noise.query(q) for q in lines]
 
 
+_PYTHON_SIDE = """
+import json, sys
+from pathlib import Path
+from kb import messages
+from kb.entries import load_all
+from kb.match.lines import Table
+from kb.match.words import SiteIndex
+from kb.site import ops
+root = Path(sys.argv[1])
+entries = load_all(root)
+known = messages.load_all(root, entries)
+table, words = Table.build(entries, known), SiteIndex(entries, known, ops.search_pages(ops.Conformance.load(root)))
+print(json.dumps([[table.pages(q), table.preferred(q), words.rank(q)] for q in json.load(sys.stdin)]))
+"""
+
+
+def _python_side(queries: list[str]) -> list:
+    """kb's Python answer to each query (Table.pages, .preferred, SiteIndex.rank), from a fresh Python, as the site
+    build's: jieba's cuts depend on every word taught before in the process, and other tests in this worker teach
+    their fixture entries' words (a near tie in the ranking then flips)."""
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", _PYTHON_SIDE, str(REPO)], input=json.dumps(queries), text=True,
+                       capture_output=True, timeout=600, cwd=REPO)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout)
+
+
 def test_the_search_box_ranks_as_kb_explain_does(search_page):
     """window.kbLines, kbLines.preferred and kbWords are generated from kb/match/lines.py and words.py:
     the browser names the same pages, in the same order, as kb's Python for every line and description."""
-    from kb.match.lines import Table
-    from kb.match.words import SiteIndex
-
-    table = Table.build(ENTRIES, _messages_index())
-    words = SiteIndex(ENTRIES, _messages_index(), _op_pages())
     queries = sorted({q for _, _, q, _ in CASES}) + [f"{m.example} 模型转换失败" for m in _messages_index().values()]
     queries += [_typo(q) for q in queries[::3] if _typo(q) != q]  # a typo's corrections: words.corrected
     queries += [q for q, _ in REFS]  # an issue reference names a tracker, not an engine
     got = search_page.evaluate("qs => qs.map(q => [kbLines(q), kbLines.preferred(q), kbWords(q)])", queries)
-    assert got == [[table.pages(q), table.preferred(q), words.rank(q)] for q in queries]
+    assert got == _python_side(queries)
 
 
 def _typo(text: str) -> str:
@@ -420,17 +437,12 @@ def test_a_line_finds_the_pages_it_names_first(request, fixture):
 def test_a_description_finds_the_pages_its_words_rank_first(request, fixture):
     """Without an engine line, the pages kb explain's BM25 ranks first for the words come first (a Chinese
     title, which lunr cuts differently, is one such description)."""
-    from kb.match.lines import Table
-    from kb.match.words import SiteIndex
-
     page = request.getfixturevalue(fixture)
-    table = Table.build(ENTRIES, _messages_index())
-    words = SiteIndex(ENTRIES, _messages_index(), _op_pages())
+    queries = [e.meta.zh.title if e.meta.zh else e.meta.title for e in ENTRIES[::6]]
     wrong = []
-    for e in ENTRIES[::6]:
-        query = e.meta.zh.title if e.meta.zh else e.meta.title
+    for query, (lines, _, ranked) in zip(queries, _python_side(queries), strict=True):
         # a title may quote its engine line: the line's pages first, then the words'
-        want = [p.strip("/") for p in dict.fromkeys(table.pages(query) + words.rank(query))][:2]
+        want = [p.strip("/") for p in dict.fromkeys(lines + ranked)][:2]
         got = _entries(search(page, query))[:2]
         if got != want:
             wrong.append((query, want, got))
