@@ -57,13 +57,14 @@ def guard_state(entry, versions: dict[str, str], statuses=None) -> tuple[bool, s
     return bool(judged) and all(st == "fixed" for st in judged), text
 
 
-def _on_x86(entry) -> bool:
-    """The labels' pipelines ran on x86: an entry whose every bug check runs on an emulated CPU (a check's `cpu:`,
-    kb.tools.arm64) fails on none of them, so they neither confirm nor refute its matches (masked)."""
+def _as_labelled(entry) -> bool:
+    """The labels' pipelines ran on x86 with the engines' default options: an entry whose every bug check runs on
+    an emulated CPU (a check's `cpu:`, kb.tools.arm64) or sets engine options (`options:`, e.g. ncnn's
+    use_bf16_storage) fails on none of them, so they neither confirm nor refute its matches (masked)."""
     from kb.checks import load_checks
 
     bugs = [c for c in load_checks(entry).items.values() if c.kind.value == "bug"]
-    return not bugs or any(not c.cpu for c in bugs)
+    return not bugs or any(not c.cpu and not c.options for c in bugs)
 
 
 def _statuses(entries):
@@ -207,7 +208,7 @@ def main() -> int:
         tp = [n for n in scanned if n in pos and eid in matched[n]]
         miss = [n for n in scanned if n in pos and eid not in matched[n]]
         scope = [p for p in label.PIPELINES if label.PIPELINE_ENGINES[p] & set(e.meta.engines)
-                 and ("quantizer" in e.meta.components) == (p in label.QUANTIZER_PIPELINES)] if _on_x86(e) else []
+                 and ("quantizer" in e.meta.components) == (p in label.QUANTIZER_PIPELINES)] if _as_labelled(e) else []
         reported = [n for n in scanned if n not in pos and eid in matched[n]]
         masked = [n for n in reported if not _refuted(e, *_evidence(labels, n), _pattern_scope(e, matched[n][eid], scope),
                                                       {p for p, ids in described[n].items() if ids - {eid}})]

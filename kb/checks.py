@@ -49,6 +49,11 @@ class Check:
         """The emulated CPU a row runs on (its `cpu:`, kb.tools.arm64), or None: this machine's own."""
         return (getattr(self.fn, "keywords", None) or {}).get("cpu")
 
+    @property
+    def options(self) -> dict:
+        """The engine options a row sets (its `options:`, e.g. use_bf16_storage), or {}: the engine's defaults."""
+        return (getattr(self.fn, "keywords", None) or {}).get("options") or {}
+
 
 class Checks:
     """The checks of one entry, declared in its test_checks.py."""
