@@ -29,7 +29,7 @@ from typing import NamedTuple
 from kb.entries import Entry
 from kb.logs import ERRORISH
 from kb.match.rules import LAYER_LINE, NCNN_LAYER_NAMES, literal_chars, op_claims
-from kb.match.words import ENGINE_WORDS, REF, Index, named_engines, query_groups
+from kb.match.words import ENGINE_WORDS, ISSUE, REF, Index, named_engines, query_groups
 from kb.schema import Message
 
 ENTRY, MESSAGE = "entry", "message"
@@ -102,10 +102,7 @@ class Hit(NamedTuple):
 
 CAUSE_PAGES = 4  # a word that names one cause of a generic line is on at most this many pages
 
-# An issue as people write it: its address, alibaba/MNN#3977, MNN#3977 or #3977 (in the syntax both languages read).
-ISSUE = re.compile(r"github\.com/[\w.-]+/([\w.-]+)/(?:issues|pull)/(\d+)|(?:[\w.-]+/)?([A-Za-z][\w.-]*)?#(\d+)")
-_CITED = re.compile(r"(?:[\w.-]+/)?([A-Za-z][\w.-]*)?#(\d+)")  # in a page: a bare #N only continues a list
-_LIST = re.compile(r"[\s,;/&]*(?:and|or)?[\s,;/&]*")  # Tencent/ncnn#4803, #4752 and #3297
+_LIST = re.compile(r"[\s,;/&]*(?:and|or)?[\s,;/&]*")  # Tencent/ncnn#4803, #4752 and #3297: one tracker's list
 
 
 def issue_keys(text: str) -> list[str]:
@@ -119,13 +116,13 @@ def cited(text: str) -> list[str]:
     """The issues a page's text cites, as keys ('ncnn#4752'): a bare number counts where it continues a list of
     one tracker's references."""
     out, repo, end = [], None, -1
-    for m in _CITED.finditer(text):
-        if m[1]:
-            repo = m[1].lower()
+    for m in ISSUE.finditer(text):
+        if m[1] or m[3]:
+            repo = (m[1] or m[3]).lower()
         elif not (repo and _LIST.fullmatch(text, end, m.start())):
             repo = None
             continue
-        out.append(f"{repo}#{m[2]}")
+        out.append(f"{repo}#{m[2] or m[4]}")
         end = m.end()
     return out
 

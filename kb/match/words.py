@@ -37,6 +37,9 @@ ENGINE_WORDS = {e: rf"(?<![A-Za-z0-9_]){e}" for e in ("mnn", "ncnn", "pnnx", "on
 
 
 REF = re.compile(r"(?<!\S)\S*#\d+(?!\S)")  # an issue reference: Tencent/ncnn#5356, MNN#3977, #169
+# The same reference read for its tracker and number (groups 1-2: the thread's address; 3-4: alibaba/MNN#3977, MNN#3977
+# or #3977), in the syntax Python and JavaScript read alike: kb.match.lines finds the pages citing it.
+ISSUE = re.compile(r"github\.com/[\w.-]+/([\w.-]+)/(?:issues|pull)/(\d+)|(?:[\w.-]+/)?([A-Za-z][\w.-]*)?#(\d+)", re.ASCII)
 
 
 def named_engines(text: str) -> set[str]:
