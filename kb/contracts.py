@@ -10,7 +10,6 @@ import functools
 import io
 import math
 import re
-import tempfile
 from pathlib import Path
 
 from kb.checks import Checks
@@ -78,22 +77,34 @@ def scan(entry: Entry, checks: Checks) -> str | None:
 
 
 @functools.cache
-def _site(root: Path):
-    from kb.site.generate import render
+def _page_context(root: Path) -> tuple[dict, frozenset[str]]:
+    """What an entry's page reads besides the entry: the message index and the ops that have an op page."""
+    from kb import messages
+    from kb.site import ops
 
-    with tempfile.TemporaryDirectory() as none:  # no records: statuses come from the ledgers
-        return render(root, records=Path(none), entries=_corpus(root))
+    conf = ops.Conformance.load(root)
+    return messages.load_all(root, _corpus(root)), frozenset(conf.ops()) if conf.tables else frozenset()
+
+
+@functools.cache
+def _pages(root: Path, slug: str) -> tuple[str, str]:
+    """The entry's page and its row of the home page, as the site renders them (kb.site.generate.render) with no
+    records: statuses come from the ledgers. One entry's, not the whole site's (a third of `pytest repros/<slug>`)."""
+    from kb.site import pages
+    from kb.status import of_entry
+
+    entry = next(e for e in _corpus(root) if e.slug == slug)
+    known, op_names = _page_context(root)
+    status = of_entry(entry, [])
+    return pages.entry_page(entry, status, known, op_names), pages.home_page([(entry, status)])
 
 
 def page(entry: Entry, checks: Checks) -> str | None:
-    """The entry's page renders with its status, and the home page lists it."""
-    site = _site(_root(entry))
-    text = site.pages.get(f"{entry.slug}.md")
-    if text is None:
-        return f"no page for {entry.slug}"
+    """The entry's page renders with its status, and its row of the home page renders."""
+    text, home = _pages(_root(entry), entry.slug)
     if entry.meta.id not in text or "data-status=" not in text:
         return "the page lacks its id or its status"
-    if entry.slug not in site.pages["index.md"]:
+    if entry.slug not in home:
         return "the home page does not list it"
     return None
 
@@ -195,8 +206,7 @@ def answer(entry: Entry, checks: Checks) -> str | None:
     from kb.match.status import Statuses, Wanted
 
     problems = []
-    site = _site(_root(entry))
-    page = site.pages.get(f"{entry.slug}.md", "")
+    page, _ = _pages(_root(entry), entry.slug)
     screen = re.search(r'<p class="kb-answer-fix">(.*?)</p>', page, re.S)
     said = screen[1] if screen else ""
     summaries = {w.id: w.summary for w in entry.meta.workarounds}

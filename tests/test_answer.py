@@ -17,6 +17,7 @@ from kb.checks import load_checks
 from kb.entries import load_all
 from kb.match import codes
 from kb.match.report import explain_command
+from kb.site.generate import render
 
 REPOS = Path(__file__).resolve().parents[1] / "repros"
 LAYERNORM = "ncnn-onnx2ncnn-layernorm"  # KB004
@@ -34,7 +35,8 @@ def real(corpus):
         for slug in slugs:
             shutil.copytree(REPOS / slug, corpus / "repros" / slug, ignore=shutil.ignore_patterns("__pycache__"))
         contracts._corpus.cache_clear()
-        contracts._site.cache_clear()
+        contracts._page_context.cache_clear()
+        contracts._pages.cache_clear()
         return corpus
 
     return copy
@@ -52,7 +54,7 @@ def entry(corpus: Path, slug: str):
 
 
 def first_screen(corpus: Path, slug: str) -> str:
-    page = contracts._site(corpus).pages[f"{slug}.md"]
+    page = contracts._pages(corpus, slug)[0]
     return re.sub(r"<[^>]+>", "", re.search(r'<p class="kb-answer-fix">(.*?)</p>', page, re.S)[1])
 
 
@@ -123,7 +125,7 @@ def _flip(root: Path, slug: str, check: str, release: str, verdict: str) -> None
 def test_mutation_an_in_scope_check_broken_changes_the_summary(real, capsys):
     root = real(LAYERNORM)
     _flip(root, LAYERNORM, "pnnx-torchscript-channel-ln", "20261020", "broken")
-    contracts._site.cache_clear()
+    contracts._pages.cache_clear()
     assert first_screen(root, LAYERNORM).startswith("No workaround is verified"), first_screen(root, LAYERNORM)
     text = reply(root, "layer LayerNormalization not exists or registered", "ncnn==1.0.20261020", capsys=capsys)
     assert "Verified workaround" not in text and "No workaround is verified" in text
@@ -136,7 +138,7 @@ def test_mutation_a_skipped_check_is_no_verdict(real):
     for check in ("pnnx-torchscript-channel-ln", "pnnx-onnx-channel-ln", "pnnx-torchscript-permute-ln",
                   "pnnx-onnx-permute-ln"):
         _flip(root, LAYERNORM, check, "20261020", "error")
-    contracts._site.cache_clear()
+    contracts._pages.cache_clear()
     assert not first_screen(root, LAYERNORM).startswith("Verified workaround (pnnx 20261020)")
 
 
@@ -156,7 +158,7 @@ def test_an_engine_that_runs_only_a_control_breaks_no_workaround(real):
     """KB082 (ncnn, a regression guard) runs one pnnx control check, which verifies no workaround; its page
     said "workaround broken" while every ncnn bug check passes and every workaround works there."""
     root = real("ncnn-normalize-4d-depth")
-    page = contracts._site(root).pages["ncnn-normalize-4d-depth.md"]
+    page = contracts._pages(root, "ncnn-normalize-4d-depth")[0]
     assert re.search(r'class="kb-headline"><span [^>]*data-status="fixed"', page), \
         re.search(r'class="kb-headline">.{0,200}', page)[0]
     assert "its checks now say" not in page
@@ -173,7 +175,7 @@ def test_kb_explain_exit_code_is_unchanged_by_the_reply(real, capsys):
 
 def test_the_home_page_filters_by_the_same_verified_workaround(real):
     root = real(LAYERNORM, "ncnn-onnx2ncnn-transpose-5d")  # KB035: neither of its workarounds works
-    home = contracts._site(root).pages["index.md"]
+    home = render(root, records=root / "none", entries=load_all(root)).pages["index.md"]
     rows = dict(re.findall(r'data-slug="([^"]+)"[^>]*data-workaround="(\w+)"', home))
     assert rows == {LAYERNORM: "verified", "ncnn-onnx2ncnn-transpose-5d": "none"}
 
@@ -223,3 +225,21 @@ def test_the_crash_that_stopped_the_run_outranks_the_lines_it_went_on_after(real
     text = capsys.readouterr().out
     found = re.findall(r"^\d\. +(KB\d{3})", text, re.M)
     assert found[:1] == ["KB125"] and {"KB072", "KB017"} <= set(found), text
+
+
+def test_mutation_the_page_contract_fails_a_page_without_its_status_or_home_row(real, monkeypatch):
+    """The page contract renders the entry's own page and home-page row (not the whole site): a page that lost its
+    status, or a home page that lost the row, fails it."""
+    from kb.site import pages
+
+    root = real(LAYERNORM)
+    e = entry(root, LAYERNORM)
+    assert contracts.page(e, load_checks(e)) is None
+    page, home = pages.entry_page, pages.home_page
+    monkeypatch.setattr(pages, "entry_page", lambda *a, **k: page(*a, **k).replace("data-status=", "data-x="))
+    contracts._pages.cache_clear()
+    assert contracts.page(e, load_checks(e)) == "the page lacks its id or its status"
+    monkeypatch.setattr(pages, "entry_page", page)
+    monkeypatch.setattr(pages, "home_page", lambda rows: home(rows).replace(LAYERNORM, "x"))
+    contracts._pages.cache_clear()
+    assert contracts.page(e, load_checks(e)) == "the home page does not list it"
