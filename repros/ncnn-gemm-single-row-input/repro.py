@@ -112,6 +112,33 @@ class LinearLayer(nn.Module):
         return self.fc(x)
 
 
+class LstmLinear(nn.Module):
+    """A one-layer nn.LSTM, then nn.Linear on its (3-D) output sequence, as a streaming speech or text model has.
+    Exported with dynamo=False and simplified by onnx-simplifier, the Linear becomes Reshape -> Gemm(transB=0) ->
+    Reshape; onnx2ncnn writes the Gemm layer, fed a 1-D blob of `hidden` values when the sequence is one step long.
+    With `state`, the initial hidden and cell states are inputs and the final ones outputs."""
+
+    def __init__(self, features, hidden, out, batch_first=False, state=False, seed=0):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.lstm = nn.LSTM(features, hidden, num_layers=1, batch_first=batch_first)
+        self.fc = nn.Linear(hidden, out)
+        self.state = state
+
+    def forward(self, x, h=None, c=None):
+        if self.state:
+            y, (hn, cn) = self.lstm(x, (h, c))
+            return self.fc(y), hn, cn
+        return self.fc(self.lstm(x)[0])
+
+
+def lstm_inputs(features, hidden, batch_first=False, state=False, seed=300):
+    """One time step of one sequence: (1, 1, features), and with `state` h0 and c0 (1, 1, hidden)."""
+    torch.manual_seed(seed)
+    x = torch.randn(1, 1, features)
+    return (x, torch.randn(1, 1, hidden), torch.randn(1, 1, hidden)) if state else (x,)
+
+
 def rows(n=1, k=K, seed=100):
     torch.manual_seed(seed)
     return torch.randn(n, k)
@@ -123,6 +150,7 @@ def image(seed=200):
 
 
 IO = dict(input_names=["in0"], output_names=["out0"])
+STATE_IO = dict(input_names=["in0", "in1", "in2"], output_names=["out0", "out1", "out2"])
 
 
 def cases():
@@ -138,6 +166,11 @@ def cases():
     # row whose length (7) is no multiple of 4, which ncnn does not pack.
     yield Case("addmm-two-rows", addmm, (rows(2),), opset=13, dynamo=False, trigger=False, **IO)
     yield Case("addmm-k7", Addmm(7), (rows(1, 7),), opset=13, dynamo=False, trigger=False, **IO)
+    # The LSTM route: LSTM 321 -> 384 with h0/c0 as inputs, batch_first, one time step, then Linear 384 -> 321;
+    # opset 11 (batch_first at opset 13 and above meets ncnn-onnx2ncnn-squeeze-unsqueeze-axes, KB034, first),
+    # then onnx-simplifier.
+    yield Case("lstm-linear", LstmLinear(321, 384, 321, batch_first=True, state=True),
+               lstm_inputs(321, 384, batch_first=True, state=True), opset=11, dynamo=False, simplify=True, **STATE_IO)
 
 
 def variants():
@@ -156,3 +189,14 @@ def variants():
     yield Case("k7-near-miss", Addmm(7, seed=8), (rows(1, 7, seed=108),), opset=13, dynamo=False, **IO)
     yield Case("linear-near-miss", LinearLayer(9), (rows(seed=109),), opset=13, dynamo=False, **IO)
     yield Case("matmul-add-near-miss", MatmulAdd(seed=10), (rows(seed=110),), opset=13, dynamo=False, **IO)
+    # The LSTM route, one time step (a longer sequence fails by another cause: onnx2ncnn drops the Reshape's first
+    # dim, KB061),
+    # sequence first, after onnx-simplifier: hidden sizes 16 and 384 are packed; 7 is not (near miss).
+    yield Case("lstm-h16-opset11", LstmLinear(8, 16, 4, seed=11), lstm_inputs(8, 16, seed=311), opset=11,
+               dynamo=False, simplify=True, **IO)
+    yield Case("lstm-h16-opset17", LstmLinear(8, 16, 4, seed=12), lstm_inputs(8, 16, seed=312), opset=17,
+               dynamo=False, simplify=True, **IO)
+    yield Case("lstm-h384-state-opset13", LstmLinear(321, 384, 321, state=True, seed=13),
+               lstm_inputs(321, 384, state=True, seed=313), opset=13, dynamo=False, simplify=True, **STATE_IO)
+    yield Case("lstm-h7-near-miss", LstmLinear(8, 7, 4, seed=14), lstm_inputs(8, 7, seed=314), opset=11,
+               dynamo=False, simplify=True, **IO)
