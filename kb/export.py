@@ -181,9 +181,10 @@ def _registry_once() -> None:
 
 
 def _tables_once() -> None:
-    """Two more tables every dynamo export rebuilds: the C++ composite ops it materializes (once per op namespace,
-    twice per export) and the ONNX-friendly decomposition table. Each is kept while what it is computed from
-    stays the same: the dispatcher's registrations, and the ops the registry implements."""
+    """Three more tables every dynamo export rebuilds: the C++ composite ops it materializes (once per op namespace,
+    twice per export), the composite ops of every namespace it may keep, and the ONNX-friendly decomposition table.
+    Each is kept while what it is computed from stays the same: the dispatcher's registrations and namespaces, and
+    the ops the registry implements."""
     try:
         from torch._export import utils as export_utils
         from torch.onnx._internal.exporter import _decomp
@@ -210,8 +211,23 @@ def _tables_once() -> None:
             tables[key] = table(onnx_registered_ops)
         return tables[key]
 
+    collect = export_utils._collect_all_valid_cia_ops
+    collected: dict = {}
+
+    def collect_once():
+        # every namespace's ops are walked again for each export (a fifth of its decompositions); callers copy it
+        key = (tuple(torch.ops._dir), tuple(torch._C._dispatch_get_registrations_for_dispatch_key(
+            "CompositeImplicitAutograd")))
+        if key not in collected:
+            collected[key] = frozenset(collect())
+        return set(collected[key])
+
     export_utils._materialize_cpp_cia_ops = materialize_once
     _decomp.create_onnx_friendly_decomposition_table = table_once
+    from torch.export import decomp_utils, exported_program
+
+    for module in (export_utils, exported_program, decomp_utils):  # each imported it by name
+        module._collect_all_valid_cia_ops = collect_once
     _py_impl_lazy()
     _override_once()
 
