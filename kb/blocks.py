@@ -4,9 +4,13 @@ change here exports again every entry that imports this module (kb.artifacts key
 - the helpers every reproducer wants: `seeded` weights, `like` (another model on the same weights), `randn`
   inputs, `Fn` (one function as a module);
 - the fp16-range family (KB075 ncnn Vulkan, KB076 ncnn on ARM, KB077 MNN precision low), whose models are the
-  same and whose engines differ."""
+  same and whose engines differ;
+- space to depth and depth to space in TensorFlow's order (KB218 onnx2ncnn, KB219 pnnx), and the `edit=` functions that
+  put the one ONNX node tf2onnx writes in place of torch's Reshape-Transpose-Reshape."""
 
 import torch
+import torch.nn.functional as F
+from onnx import helper, numpy_helper
 from torch import nn
 
 from kb.export import Case
@@ -239,3 +243,148 @@ def fp16_variants():
     yield Case("vit-block-in-range", ViTBlock().eval(), residual_stream(3e4), ["in0"], ["out0"], opset=17,
                dynamo=False, torchscript=True)
     yield Case("l2-norm-small-onnx2ncnn", L2Norm(), features(10.0), ["in0"], ["out0"], opset=11, dynamo=False)
+
+
+# Space to depth and depth to space in TensorFlow's order (KB218, KB219): torch writes neither node so.
+
+S2D_PERM = [0, 3, 5, 1, 2, 4]  # ONNX SpaceToDepth: reshape to (N, C, H/b, b, W/b, b), this transpose, reshape
+DCR_PERM = [0, 3, 4, 1, 5, 2]  # ONNX DepthToSpace, DCR: reshape to (N, b, b, C/b^2, H, W), this transpose, reshape
+
+
+def space_to_depth(t, b):
+    n, c, h, w = t.shape
+    return t.reshape(n, c, h // b, b, w // b, b).permute(*S2D_PERM).reshape(n, c * b * b, h // b, w // b)
+
+
+def depth_to_space_dcr(t, b):
+    n, c, h, w = t.shape
+    return t.reshape(n, b, b, c // (b * b), h, w).permute(*DCR_PERM).reshape(n, c // (b * b), h * b, w * b)
+
+
+class Passthrough(nn.Module):
+    """YOLOv2's passthrough layer: a fine feature map moved to depth, concatenated with the coarse one, a conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.fine = nn.Conv2d(3, 4, 3, padding=1)
+        self.coarse = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.head = nn.Conv2d(24, 8, 1)
+
+    def forward(self, x):
+        f = torch.relu(self.fine(x))
+        return self.head(torch.cat([space_to_depth(f, 2), torch.relu(self.coarse(x))], 1))
+
+
+class SrHead(nn.Module):
+    """A sub-pixel upsampling head (ESPCN): a conv to 3 * r^2 channels, then depth to space in TensorFlow's order."""
+
+    def __init__(self, r=2):
+        super().__init__()
+        self.r = r
+        self.conv = nn.Conv2d(3, 3 * r * r, 3, padding=1)
+
+    def forward(self, x):
+        return depth_to_space_dcr(self.conv(x), self.r)
+
+
+class PassthroughUnshuffle(nn.Module):
+    """The workaround: the same passthrough with F.pixel_unshuffle (channel c * 4 + k, where space_to_depth gives
+    k * C + c) and the head conv's input channels permuted to match: the same function."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.fine, self.coarse, self.head = net.fine, net.coarse, nn.Conv2d(24, 8, 1)
+        c = net.fine.out_channels
+        order = [k * c + i for i in range(c) for k in range(4)] + list(range(4 * c, 24))
+        with torch.no_grad():
+            self.head.weight.copy_(net.head.weight[:, order])
+            self.head.bias.copy_(net.head.bias)
+
+    def forward(self, x):
+        f = torch.relu(self.fine(x))
+        return self.head(torch.cat([F.pixel_unshuffle(f, 2), torch.relu(self.coarse(x))], 1))
+
+
+class SrHeadShuffle(nn.Module):
+    """The workaround: the same head with F.pixel_shuffle (CRD: channel c * r^2 + k, where DCR reads k * C + c) and
+    the conv's output channels permuted to match: the same function."""
+
+    def __init__(self, net):
+        super().__init__()
+        r, c = net.r, net.conv.out_channels // (net.r * net.r)
+        self.r, self.conv = r, nn.Conv2d(3, c * r * r, 3, padding=1)
+        order = [k * c + i for i in range(c) for k in range(r * r)]
+        with torch.no_grad():
+            self.conv.weight.copy_(net.conv.weight[order])
+            self.conv.bias.copy_(net.conv.bias[order])
+
+    def forward(self, x):
+        return F.pixel_shuffle(self.conv(x), self.r)
+
+
+def _fuse(model, op, perm, **attrs):
+    """Replace each Reshape-Transpose(perm)-Reshape by one node `op` (blocksize from the first reshape's shape)."""
+    g = model.graph
+    made = 0
+    while True:
+        nodes = list(g.node)
+        producer = {o: n for n in nodes for o in n.output}
+        users = {}
+        for n in nodes:
+            for i in n.input:
+                users.setdefault(i, []).append(n)
+        inits = {t.name: t for t in g.initializer}
+        t = next((n for n in nodes if n.op_type == "Transpose"
+                  and [list(a.ints) for a in n.attribute if a.name == "perm"] == [perm]), None)
+        if t is None:
+            break
+        first, last = producer[t.input[0]], users[t.output[0]][0]
+        assert first.op_type == "Reshape" and last.op_type == "Reshape", (first.op_type, last.op_type)
+        shape_src = first.input[1]
+        src = inits[shape_src] if shape_src in inits else producer[shape_src].attribute[0].t
+        shape = [int(v) for v in numpy_helper.to_array(src)]
+        b = shape[3] if op == "SpaceToDepth" else shape[1]
+        new = helper.make_node(op, [first.input[0]], [last.output[0]], name=f"{op}_{made}", blocksize=b, **attrs)
+        made += 1
+        at = nodes.index(first)
+        kept = [n for n in nodes if n not in (first, t, last)]
+        kept.insert(at, new)
+        del g.node[:]
+        g.node.extend(kept)
+    assert made, f"no Reshape-Transpose{perm}-Reshape to replace"
+    _prune(g)
+
+
+def _prune(g):
+    """Drop the nodes, initializers and value_info the replaced chains left unused."""
+    while True:
+        used = {i for n in g.node for i in n.input} | {o.name for o in g.output}
+        dead = [n for n in g.node if not any(o in used for o in n.output)]
+        if not dead:
+            break
+        kept = [n for n in g.node if n not in dead]
+        del g.node[:]
+        g.node.extend(kept)
+    used = {i for n in g.node for i in n.input}
+    inits = [t for t in g.initializer if t.name in used]
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    names = used | {o for n in g.node for o in n.output}
+    info = [v for v in g.value_info if v.name in names]
+    del g.value_info[:]
+    g.value_info.extend(info)
+
+
+def to_space_to_depth(model):
+    """SpaceToDepth(blocksize), as tf2onnx writes tf.nn.space_to_depth."""
+    _fuse(model, "SpaceToDepth", S2D_PERM)
+
+
+def to_depth_to_space(model):
+    """DepthToSpace(blocksize) with no mode, as tf2onnx writes tf.nn.depth_to_space (ONNX's default: DCR)."""
+    _fuse(model, "DepthToSpace", DCR_PERM)
+
+
+def to_depth_to_space_dcr(model):
+    """The same node with mode="DCR" written out."""
+    _fuse(model, "DepthToSpace", DCR_PERM, mode="DCR")
