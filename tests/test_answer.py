@@ -243,3 +243,10 @@ def test_mutation_the_page_contract_fails_a_page_without_its_status_or_home_row(
     monkeypatch.setattr(pages, "home_page", lambda rows: home(rows).replace(LAYERNORM, "x"))
     contracts._pages.cache_clear()
     assert contracts.page(e, load_checks(e)) == "the home page does not list it"
+
+
+def test_the_first_screen_ends_the_workaround_summary_before_its_scope(real):
+    """A summary written without a full stop (most are) still ends its sentence before "Applies ..." (KB218 read
+    "PixelShuffle 1=1 Applies an ONNX file ...")."""
+    root = real("ncnn-onnx2ncnn-space-depth-ops")
+    assert "PixelShuffle 1=1. Applies an ONNX file" in first_screen(root, "ncnn-onnx2ncnn-space-depth-ops")
