@@ -181,6 +181,13 @@ class Workaround(Strict):
     model_dependent: str = ""  # why, in a reader's words
     how: str = ""  # the command or code to apply it, shown in replies as a code block
 
+    @property
+    def sentence(self) -> str:
+        """The summary as a sentence: most are written without a full stop, and the page and the reply go on after it
+        ("Applies ...", "It applies ...")."""
+        text = self.summary.rstrip()
+        return text if text.endswith((".", "!", "?", "。")) else f"{text}."
+
 
 class Upstream(Strict):
     ref: str = Field(pattern=r"^[\w.-]+/[\w.-]+#\d+$")  # e.g. alibaba/MNN#3239

@@ -245,8 +245,10 @@ def test_mutation_the_page_contract_fails_a_page_without_its_status_or_home_row(
     assert contracts.page(e, load_checks(e)) == "the home page does not list it"
 
 
-def test_the_first_screen_ends_the_workaround_summary_before_its_scope(real):
-    """A summary written without a full stop (most are) still ends its sentence before "Applies ..." (KB218 read
-    "PixelShuffle 1=1 Applies an ONNX file ...")."""
+def test_the_first_screen_and_the_reply_end_the_workaround_summary_before_its_scope(real, capsys):
+    """A summary written without a full stop (most are) still ends its sentence before "Applies ..." on the first
+    screen and "It applies ..." in the reply (KB218 read "PixelShuffle 1=1 Applies an ONNX file ...")."""
     root = real("ncnn-onnx2ncnn-space-depth-ops")
     assert "PixelShuffle 1=1. Applies an ONNX file" in first_screen(root, "ncnn-onnx2ncnn-space-depth-ops")
+    text = reply(root, "SpaceToDepth not supported yet!", capsys=capsys)
+    assert "PixelShuffle 1=1.\n  It applies an ONNX file" in text, text

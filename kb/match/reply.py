@@ -76,7 +76,7 @@ def _what_to_do(entry, statuses) -> list[str]:
     fixes = list({(s.workaround.workaround.id, s.workaround.engine, s.workaround.version): s.workaround
                   for s in statuses if s.workaround}.values())
     for w in fixes:
-        out.append(f"- Verified workaround ({_where(w)}): {w.workaround.summary}")
+        out.append(f"- Verified workaround ({_where(w)}): {w.workaround.sentence}")
         if w.workaround.scope:
             out.append(f"  It applies {w.workaround.scope}.")
         if w.spread:

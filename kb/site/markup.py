@@ -63,12 +63,6 @@ def md_text(text: str) -> Markup:
     return Markup(" ".join(str(text).split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
-def sentence(text: Markup) -> Markup:
-    """A summary as a sentence: a full stop where it ends without one (most summaries are written without), so that
-    what follows it on the same line starts a new one."""
-    return text if str(text).rstrip().endswith((".", "!", "?", "。")) else Markup(f"{text}.")
-
-
 def _lower_bool(value: bool) -> str:
     return str(bool(value)).lower()
 
@@ -83,7 +77,7 @@ env = Environment(
     finalize=_one_line,
 )
 env.filters.update(tooltip=tooltip, code_span=code_span, code_html=code_html, fence=fence, md_text=md_text,
-                   sentence=sentence, bool=_lower_bool)
+                   bool=_lower_bool)
 
 
 def render(template: str, **data) -> Markup:

@@ -135,7 +135,7 @@ def answer(entry: Entry, st: EntryStatus) -> dict:
                         "range": es.versions[0] if len(es.versions) == 1 else f"{es.versions[0]}–{newest}"})
     w = verified_workaround(entry.meta.workarounds, st.checks())
     if w is not None:
-        best = {"summary": w.workaround.summary, "engine": ENGINES[w.engine].shown, "version": w.version,
+        best = {"summary": w.workaround.sentence, "engine": ENGINES[w.engine].shown, "version": w.version,
                 "scope": w.workaround.scope, "spread": w.spread,
                 "limits": [note for _, note, _ in w.limits]}
     return {"engines": engines, "workaround": best}
