@@ -103,7 +103,10 @@ def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None =
     # Named explicitly: pnnx otherwise derives names from the input's, with '-' turned into '_'.
     argv = [executable(), str(src), f"inputshape={shape}", f"ncnnparam={param}", f"ncnnbin={bin}",
             f"ncnnpy={py}"] + ([] if fp16 is None else [f"fp16={int(fp16)}"]) + list(flags)
+    # pnnx runs the model in its libtorch once, for the shapes: on one thread (the graph it writes is the same), as
+    # libtorch's idle OpenMP threads otherwise spin on the cores the other steps use
     step = run_command(f"pnnx {model.name}", argv, cwd=work, timeout=timeout, memory=memory, warm=True,
+                       env={"OMP_NUM_THREADS": "1"},
                        shown=" ".join([f"pnnx {model.name} inputshape={shape} ncnnparam={param.name} ncnnbin={bin.name} "
                                        f"ncnnpy={py.name}", *([] if fp16 is None else [f"fp16={int(fp16)}"]), *flags]))
     return step, param, bin
