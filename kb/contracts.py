@@ -176,8 +176,8 @@ def _ledger_workaround(entry: Entry, checks: Checks, engine: str | None = None) 
 
     from kb.versions import sort_versions
 
-    raw = (yaml.safe_load(entry.expected.read_text(encoding="utf-8")) or {}).get("checks", {}) \
-        if entry.expected.is_file() else {}
+    raw = (yaml.load(entry.expected.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+           or {}).get("checks", {}) if entry.expected.is_file() else {}
     cells = {name: {v: run["verdict"] for per in raw.get(name, {}).values() for run in per for v in run["versions"]}
              for name in checks.items}
     mine = [c for c in checks.items.values() if c.engine == engine]

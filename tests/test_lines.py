@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 
@@ -16,9 +17,14 @@ from kb.paths import repo_root
 
 ENTRIES = load_all(repo_root())
 MESSAGES = message_index.load_all(entries=ENTRIES)
-TABLE = Table.build(ENTRIES, MESSAGES)
 LINES = sorted({s.example for e in ENTRIES for s in e.meta.signatures if s.kind == "log" and s.example}
                | {m.example for m in MESSAGES.values()})
+
+
+@functools.cache
+def table() -> Table:
+    """Built when a test needs it, not when the module is collected (4 s: every xdist worker collects it)."""
+    return Table.build(ENTRIES, MESSAGES)
 
 
 def test_a_line_names_the_page_kb_explain_names():
@@ -28,7 +34,7 @@ def test_a_line_names_the_page_kb_explain_names():
     for line in LINES:
         ranked, _ = explain("line", io.BytesIO(f"{line}\n".encode()), ENTRIES, MESSAGES)
         matched = [f"{x.entry.slug}/" for x in ranked if x.confidence == MATCH]
-        pages = TABLE.pages(line)
+        pages = table().pages(line)
         ok = bool(pages) and pages[0] in matched if matched else not pages or pages[0].startswith("messages/")
         if not ok:
             wrong.append((line, matched[:2], pages[:2]))
@@ -41,23 +47,23 @@ def test_evidence_read_from_the_whole_log_names_the_page_kb_explain_names(log):
     the log's start): the box reads it as explain does."""
     ranked, _ = explain("log", io.BytesIO(f"{log}\n".encode()), ENTRIES, MESSAGES)
     matched = [f"{x.entry.slug}/" for x in ranked if x.confidence == MATCH]
-    pages = TABLE.pages(log)
+    pages = table().pages(log)
     assert pages and (pages[0] in matched if matched else pages[0].startswith("messages/")), (matched, pages)
 
 
 def test_every_message_line_finds_its_page():
-    missing = [m.id for m in MESSAGES.values() if f"messages/{m.id}/" not in TABLE.pages(m.example)]
+    missing = [m.id for m in MESSAGES.values() if f"messages/{m.id}/" not in table().pages(m.example)]
     assert not missing
 
 
 def test_a_generic_line_is_its_message_page_until_other_words_name_a_cause():
-    cases = [(page, c) for page, causes in TABLE.causes.items() for c in causes]
+    cases = [(page, c) for page, causes in table().causes.items() for c in causes]
     assert cases
     page, cause = cases[0]
     line = MESSAGES[page.split("/")[1]].example
     word = cause.source.replace("(?<![A-Za-z0-9_])", "").replace("(?![A-Za-z0-9_])", "").replace("\\", "")
-    assert cause.page not in TABLE.pages(line)[:1]
-    with_word = TABLE.pages(f"{line} {word}")
+    assert cause.page not in table().pages(line)[:1]
+    with_word = table().pages(f"{line} {word}")
     assert with_word.index(cause.page) < with_word.index(page)
 
 
@@ -65,12 +71,12 @@ def test_messages_come_in_the_order_the_log_shows_them():
     """The first error of a log is its cause, those after it its consequences (alibaba/MNN#2649: a Reshape error,
     then Compute Shape Error): a longer message later in the paste does not go first."""
     first, later = MESSAGES["mnn-reshape-error"], MESSAGES["mnn-compute-shape-error"]
-    weight = {r.page: r.weight for r in TABLE.rules}
+    weight = {r.page: r.weight for r in table().rules}
     assert weight[f"messages/{later.id}/"] > weight[f"messages/{first.id}/"]  # weight alone: the wrong order
     for text in (f"{first.example}\n{later.example}", f"{first.example} {later.example}"):
-        pages = [p for p in TABLE.pages(text) if p.startswith("messages/")]
+        pages = [p for p in table().pages(text) if p.startswith("messages/")]
         assert pages[:2] == [f"messages/{first.id}/", f"messages/{later.id}/"]
-    pages = [p for p in TABLE.pages(f"{later.example}\n{first.example}") if p.startswith("messages/")]
+    pages = [p for p in table().pages(f"{later.example}\n{first.example}") if p.startswith("messages/")]
     assert pages[:2] == [f"messages/{later.id}/", f"messages/{first.id}/"]
 
 
@@ -81,9 +87,9 @@ def test_a_secondary_message_comes_after_the_others_wherever_it_stands():
     assert {"segmentation-fault", "ncnn-network-graph-not-ready", "mnn-load-cache-file-error"} <= {m.id for m in late}
     cause = MESSAGES["ncnn-param-too-old"]
     for m in late:
-        pages = [p for p in TABLE.pages(f"{m.example}\n{cause.example}") if p.startswith("messages/")]
+        pages = [p for p in table().pages(f"{m.example}\n{cause.example}") if p.startswith("messages/")]
         assert pages[:2] == [f"messages/{cause.id}/", f"messages/{m.id}/"]
-    alone = TABLE.pages(MESSAGES["ncnn-network-graph-not-ready"].example)
+    alone = table().pages(MESSAGES["ncnn-network-graph-not-ready"].example)
     assert alone[:1] == ["messages/ncnn-network-graph-not-ready/"]
 
 
@@ -94,27 +100,27 @@ def test_a_word_many_pages_say_names_no_cause_of_a_generic_line():
                         "messages/mnn-create-execution-error/"),
                        ("[0 NVIDIA RTX A5000]  fp16-p/s/u/a=1/1/1/1  int8-p/s/u/a=1/1/1/1\n"
                         "layer Resize not exists or registered", "messages/ncnn-layer-not-registered/")):
-        assert TABLE.pages(line)[0] == page
+        assert table().pages(line)[0] == page
     said = {c.source.replace("(?<![A-Za-z0-9_])", "").replace("(?![A-Za-z0-9_])", "")
-            for causes in TABLE.causes.values() for c in causes}
+            for causes in table().causes.values() for c in causes}
     assert said and not said & {"量化模型", "int8"}
 
 
 @pytest.mark.parametrize("layer", sorted(NCNN_LAYER_NAMES))
 def test_a_native_ncnn_layer_name_is_no_entrys_evidence(layer):
-    pages = TABLE.pages(f"layer {layer} not exists or registered")
+    pages = table().pages(f"layer {layer} not exists or registered")
     assert pages and not [p for p in pages if not p.startswith("messages/")]
 
 
 def test_a_line_another_entry_claims_is_not_this_entrys_evidence():
     """explain's op claims: a signature naming its op literally ('layer Tensor.to not exists or registered')
     takes the line from wider evidence (an entry whose evidence reads any torch-named layer)."""
-    literal = [c for c in TABLE.claims if not re.search(r"[()\[\]|?*+]", c.source)]
+    literal = [c for c in table().claims if not re.search(r"[()\[\]|?*+]", c.source)]
     assert literal
     for c in literal:
         line = c.source.replace("\\", "")
-        claimers = {o.page for o in TABLE.claims if o.regex.search(line)}
-        named = {p for p in TABLE.pages(line) if not p.startswith("messages/")}
+        claimers = {o.page for o in table().claims if o.regex.search(line)}
+        named = {p for p in table().pages(line) if not p.startswith("messages/")}
         assert named <= claimers, (line, named - claimers)
 
 
@@ -135,9 +141,9 @@ def test_a_multi_line_paste_is_cut_to_its_known_lines_else_its_errors():
     """ncnn follows a wrong blob name with hint lines ('Try', 'ex.input("in0", in0);') whose words no page has."""
     find_blob = next(m for m in MESSAGES.values() if m.example.startswith("find_blob_index_by_name"))
     paste = f"{find_blob.example}\nTry\n    ex.input(\"in0\", in0);\n"
-    assert TABLE.reduce(paste) == [find_blob.example]
-    assert TABLE.reduce("model loaded\r\n  Something failed badly  \r\nbye\n") == ["Something failed badly"]
-    assert TABLE.reduce("hello\n\nworld") == ["hello", "world"]  # nothing known, nothing error-like: all of it
+    assert table().reduce(paste) == [find_blob.example]
+    assert table().reduce("model loaded\r\n  Something failed badly  \r\nbye\n") == ["Something failed badly"]
+    assert table().reduce("hello\n\nworld") == ["hello", "world"]  # nothing known, nothing error-like: all of it
 
 
 def test_an_issue_reference_names_the_pages_citing_it_first():
@@ -157,9 +163,9 @@ def test_an_issue_reference_names_the_pages_citing_it_first():
         repo, num = ref.split("#")
         forms = [ref, f"{repo.split('/')[1]}#{num}", f"https://github.com/{repo}/issues/{num} same here"]
         forms += [f"#{num}"] if len(numbers[num]) == 1 else []
-        wrong += [(form, got[:2]) for form in forms if not (got := TABLE.pages(form)) or got[0] not in pages]
+        wrong += [(form, got[:2]) for form in forms if not (got := table().pages(form)) or got[0] not in pages]
     assert len(owners) > 300 and not wrong, wrong[:5]
-    assert TABLE.pages("Tencent/ncnn#4803, #4752 and #3297 look alike")  # every number of the list is cited
+    assert table().pages("Tencent/ncnn#4803, #4752 and #3297 look alike")  # every number of the list is cited
 
 
 def test_a_bare_number_continues_a_list_only():
@@ -178,4 +184,4 @@ def test_a_bare_number_in_a_paste_is_no_issue():
     assert issue_keys("#1  0x00007f3a in ncnn::Net::load_param") == []
     assert issue_keys("same as MNN#3977, see #12") == ["mnn#3977"]
     line = "#1  0x00007f3a in ncnn::Net::load_param(char const*)"
-    assert not set(TABLE.pages(line)) & set(TABLE.refs.get("#1", []))
+    assert not set(table().pages(line)) & set(table().refs.get("#1", []))

@@ -98,7 +98,21 @@ def _from_example(example: str) -> str:
     return rx.replace(r"\ ", r"\s+")
 
 
+_last: tuple[list[Entry], int, list[Rule]] | None = None  # the list of entries asked last, its length, its rules
+
+
 def rules(entries: list[Entry]) -> list[Rule]:
+    """Every signature's rule. The same list asked again (kb's contracts and benches explain line after line over one
+    corpus) gets the rules compiled for it: compiling them is most of an explained line's time."""
+    global _last
+    if _last is not None and _last[0] is entries and _last[1] == len(entries):
+        return _last[2]
+    out = _compile(entries)
+    _last = (entries, len(entries), out)
+    return out
+
+
+def _compile(entries: list[Entry]) -> list[Rule]:
     out = []
     for e in entries:
         for s in e.meta.signatures:
