@@ -1,6 +1,7 @@
 """kb.zygote: a warm converter's step is a fork that runs its main() as a fresh process would, and says so."""
 
 import shutil
+import subprocess
 
 import pytest
 
@@ -106,3 +107,14 @@ def test_a_server_that_answers_without_its_name_is_stopped(tmp_path, monkeypatch
     text.write_text("fresh\n")
     step = run_command("cat", [cat, str(text)], warm=True)
     assert step.ok and step.output == "fresh\n" and cat in zygote._refused and served(cat) == 0
+
+
+def test_a_warm_step_keeps_what_main_left_in_its_buffers(tmp_path):
+    """The child ends without exit()'s teardown once main returns: what main printed but did not flush still shows."""
+    src, binary = tmp_path / "buffered.c", tmp_path / "buffered"
+    src.write_text('#include <stdio.h>\nint main(int c, char **v) { printf("kept %s", v[1]); return 4; }\n')
+    cc = shutil.which("cc") or shutil.which("gcc")
+    subprocess.run([cc, "-o", str(binary), str(src)], check=True, capture_output=True, timeout=120)
+    step = run_command("buffered", [str(binary), "it"], warm=True)
+    assert served(str(binary)) == 1
+    assert step.returncode == 4 and step.output == "kept it"
