@@ -53,8 +53,8 @@ static void child(char **f, int n) {
     signal(SIGPIPE, SIG_DFL);
     int code = real_main(n - 5 - e, f + 5 + e, environ);
     /* main's own objects (the model, its graphs, its files) are gone when it returns; what exit() would do next is
-     * tear down the static state the server built, the same for every job (pnnx: 0.1 s of a 0.17 s conversion,
-     * libtorch's operator registry). So the streams are flushed and the child ends there. */
+     * tear down the static state the server built, the same for every job (pnnx: 0.1 s of a 0.17 s conversion). So
+     * the streams are flushed and the child ends there: a crash in that teardown alone shows in a fresh run only. */
     fflush(NULL);
     _exit(code);
 }

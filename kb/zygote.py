@@ -1,8 +1,9 @@
 """A warm start for a native converter: pnnx spends 0.19 s of a 0.26 s conversion in libtorch's static
 initializers, the same work every time. kb/zygote.c, preloaded into the converter, lets them run once, then forks
 one child per step, which runs the converter's own main() with the step's argv and environment (kb.child.run_command's
-`warm=True`) and ends when main returns, without exit()'s teardown of that static state (0.1 s more). The servers are kept with kb.forkserver's. Where the shim cannot be built (no C compiler) or does not
-load, the step runs as a fresh process, as before.
+`warm=True`) and ends when main returns, without exit()'s teardown of that static state (0.1 s more). The servers are
+kept with kb.forkserver's. Where the shim cannot be built (no C compiler) or does not load, the step runs as a fresh
+process, as before.
 """
 
 from __future__ import annotations
