@@ -98,21 +98,7 @@ def _from_example(example: str) -> str:
     return rx.replace(r"\ ", r"\s+")
 
 
-_last: tuple[list[Entry], int, list[Rule]] | None = None  # the list of entries asked last, its length, its rules
-
-
 def rules(entries: list[Entry]) -> list[Rule]:
-    """Every signature's rule. The same list asked again (kb's contracts and benches explain line after line over one
-    corpus) gets the rules compiled for it: compiling them is most of an explained line's time."""
-    global _last
-    if _last is not None and _last[0] is entries and _last[1] == len(entries):
-        return _last[2]
-    out = _compile(entries)
-    _last = (entries, len(entries), out)
-    return out
-
-
-def _compile(entries: list[Entry]) -> list[Rule]:
     out = []
     for e in entries:
         for s in e.meta.signatures:
@@ -131,8 +117,14 @@ def _rule(e: Entry, s: Signature, rx: str, weak: bool, distinct: bool, anycase: 
     # Case-insensitive: people retell a message in their own case ("unsupported slice step !"). A crash
     # signature's pattern names a signal, which is upper case (SIG\w+ must not read every "Sigmoid").
     flags = re.IGNORECASE if anycase else 0
-    return Rule(e, s, re.compile(rx, flags), re.compile(rx, re.MULTILINE | flags), weak, not distinct,
-                _weight(rx, weak))
+    return Rule(e, s, _compiled(rx, flags), _compiled(rx, re.MULTILINE | flags), weak, not distinct, _weight(rx, weak))
+
+
+@functools.cache
+def _compiled(rx: str, flags: int) -> re.Pattern[str]:
+    # The corpus's ~940 patterns overflow re's own cache (512): kb's contracts and benches, which explain line after
+    # line, recompiled every one for every line.
+    return re.compile(rx, flags)
 
 
 @functools.lru_cache(maxsize=4096)
