@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from kb import paths
+from kb import paths, yamlio
 from kb.entries import write_whole
 from kb.errors import KBError
 from kb.verdicts import Outcome, Verdict
@@ -31,8 +31,6 @@ FOLDER = "conformance"
 HEADER = ("# ONNX node-test conformance: case -> runs of releases with one outcome each (kb conform).\n"
           "# Written by `kb conform --accept`; `kb conform` compares a run with it.\n")
 DETAIL_CHARS = 200
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class Provenance(BaseModel):
@@ -121,7 +119,7 @@ _CODE = Path(__file__).read_bytes()
 
 def _parse(file: Path, text: str) -> Table:
     try:
-        raw = yaml.load(text, Loader=_Loader) or {}
+        raw = yamlio.load(text) or {}
         ledger = Ledger.model_validate(raw)
         table = Table(ledger.engine, {}, {})
         for case, cr in ledger.cases.items():
@@ -138,7 +136,7 @@ class _Flow(dict):
     """A case's entry, written on one line."""
 
 
-_Dumper.add_representer(_Flow, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v, flow_style=True))
+yamlio.DUMPER.add_representer(_Flow, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v, flow_style=True))
 
 
 def dump(table: Table) -> str:
@@ -163,7 +161,7 @@ def dump(table: Table) -> str:
             "provenance": {key[p]: _Flow({k: v for k, v in zip(("date", "platform", "onnx", "runtime"), p) if v})
                            for p in places},
             "cases": cases}
-    return HEADER + yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100000)
+    return HEADER + yaml.dump(data, Dumper=yamlio.DUMPER, sort_keys=False, allow_unicode=True, width=100000)
 
 
 @contextmanager
@@ -283,7 +281,7 @@ def load_cases(root: Path) -> CaseIndex | None:
     if not file.is_file():
         return None
     try:
-        return CaseIndex.model_validate(yaml.load(file.read_text(encoding="utf-8"), Loader=_Loader) or {})
+        return CaseIndex.model_validate(yamlio.load(file.read_text(encoding="utf-8")) or {})
     except (yaml.YAMLError, ValidationError) as e:
         raise KBError(file, f"not a valid case index: {str(e).splitlines()[0]}") from None
 
@@ -294,6 +292,6 @@ def write_cases(root: Path, index: CaseIndex) -> None:
     data = {"onnx": index.onnx,
             "cases": {n: _Flow({k: v for k, v in c.model_dump().items() if v}) for n, c in sorted(index.cases.items())}}
     tmp = file.with_name(f"{file.name}.tmp-{os.getpid()}")
-    tmp.write_text(CASES_HEADER + yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100000),
+    tmp.write_text(CASES_HEADER + yaml.dump(data, Dumper=yamlio.DUMPER, sort_keys=False, allow_unicode=True, width=100000),
                    encoding="utf-8")
     tmp.replace(file)

@@ -172,11 +172,10 @@ def _ledger_workaround(entry: Entry, checks: Checks, engine: str | None = None) 
     engine its checks run, the newest release with an in-scope verdict (the user's newest release of
     `engine`, where it is that engine); every in-scope verdict there `works`, or one does for a
     model-dependent workaround. A check listed as a limit never counts; skips and errors are no verdicts."""
-    import yaml
-
+    from kb import yamlio
     from kb.versions import sort_versions
 
-    raw = (yaml.load(entry.expected.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = (yamlio.load(entry.expected.read_text(encoding="utf-8"))
            or {}).get("checks", {}) if entry.expected.is_file() else {}
     cells = {name: {v: run["verdict"] for per in raw.get(name, {}).values() for run in per for v in run["versions"]}
              for name in checks.items}

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from kb import paths
+from kb import paths, yamlio
 from kb.errors import KBError
 from kb.paths import repo_root
 from kb.schema import SLUG, EntryMeta
@@ -55,7 +55,7 @@ def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
     if end < 0:
         raise KBError(path, "the front matter block is not closed by '---'")
     try:
-        data = yaml.load(text[4:end], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: fast
+        data = yamlio.load(text[4:end])
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark else ""

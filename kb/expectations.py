@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from kb import yamlio
 from kb.errors import KBError
 from kb.records import Record
 from kb.verdicts import CheckKind, Verdict
@@ -27,8 +28,6 @@ from kb.versions import sort_versions, version_key
 
 HEADER = ("# Accepted verdicts: check -> engine -> runs of releases with one verdict each; each check's kind.\n"
           "# Written by `kb accept` from recorded runs; a test run never changes this file.\n")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: scan reads every ledger
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _CLOCK = re.compile(r"\[\d\d:\d\d:\d\d\]\s*(?:[:@] ?\d+:\s*)?")  # MNN's log timestamps: not knowledge
 
 
@@ -84,7 +83,7 @@ def load(path: Path) -> Table:
 @lru_cache(maxsize=256)
 def _load(path: str, _mtime: int, _size: int) -> Table:
     try:
-        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_Loader) or {}
+        raw = yamlio.load(Path(path).read_text(encoding="utf-8")) or {}
         ledger = Ledger.model_validate(raw)
         table: Table = {}
         for check, per_engine in ledger.checks.items():
@@ -131,14 +130,14 @@ def dump(table: Table, engines: dict[str, str], kinds: dict[str, str] | None = N
             "kinds": {c: str(kinds[c]) for c in checks if c in (kinds or {})}, "checks": checks}
     if not data["kinds"]:
         del data["kinds"]
-    return HEADER + yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+    return HEADER + yaml.dump(data, Dumper=yamlio.DUMPER, sort_keys=False, allow_unicode=True, width=1000)
 
 
 class _Flow(list):
     """A run's releases, written on one line."""
 
 
-_Dumper.add_representer(_Flow, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
+yamlio.DUMPER.add_representer(_Flow, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
 
 
 def write(path: Path, table: Table, engines: dict[str, str], kinds: dict[str, str] | None = None) -> None:

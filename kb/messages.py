@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from kb import yamlio
 from kb.entries import Entry
 from kb.errors import KBError
 from kb.paths import repo_root
@@ -35,7 +36,7 @@ def _load(path: Path, text: str) -> Message:
     """Kept by the file's text: kb explain reads every message on each call (tests and benches call it hundreds of
     times in one process)."""
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yamlio.load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

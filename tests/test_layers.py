@@ -5,7 +5,7 @@ from pathlib import Path
 
 KB = Path(__file__).resolve().parent.parent / "kb"
 LAYERS = {  # the README's map, top (0) to bottom
-    0: ["verdicts", "tags", "errors", "paths", "versions", "engines", "logs"],  # engines: the registry, kb/engines/__init__.py
+    0: ["verdicts", "tags", "errors", "paths", "yamlio", "versions", "engines", "logs"],  # engines: the registry, kb/engines/__init__.py
     1: ["pattern", "pipelines", "schema", "entries", "messages", "records", "expectations", "checks", "history",
         "status", "compare", "conformance", "opfigures", "ways"],
     2: ["child", "target", "forkserver", "zygote", "export", "blocks", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
