@@ -195,7 +195,8 @@ def accept(
 
 @app.command()
 def conform(
-    engine: Annotated[str, typer.Option(help="the engine path: mnn, onnx2ncnn (then ncnn) or pnnx (from ONNX, then ncnn)")],
+    engine: Annotated[str, typer.Option(help="the engine path: mnn, onnx2ncnn (then ncnn), pnnx (from ONNX, then ncnn) "
+                                             "or pnnx-torch (torch's op samples from TorchScript, then ncnn)")],
     op: Annotated[Optional[list[str]], typer.Option(help="only this op's cases, e.g. Resize (repeatable)")] = None,
     case: Annotated[Optional[list[str]], typer.Option(help="only this case, e.g. test_resize_upsample_scales_linear (repeatable)")] = None,
     shard: Annotated[Optional[str], typer.Option(help="I/N: every N-th case from the I-th, to run N processes at once")] = None,
@@ -208,7 +209,8 @@ def conform(
     from_: Annotated[Optional[list[Path]], typer.Option("--from", help="accept the rows of earlier `--json` runs "
                                                         "(one job per release, say) instead of running")] = None,
 ) -> None:
-    """Run onnx's node-test cases through an engine's whole path and compare them with the accepted ones.
+    """Run onnx's node-test cases (torch's op samples on pnnx-torch) through an engine's whole path and compare
+    them with the accepted ones.
 
     Exit code: 0 all as accepted (or accepted now), 1 some case is new, fixed, regressed or fails differently,
     2 bad input.
@@ -222,7 +224,7 @@ def conform(
         raise KBError("--engine", f"{engine!r}: expected one of {', '.join(conform_mod.ENGINES)}")
     from kb.engines import missing
 
-    if problem := missing(engine) or (missing("ncnn") if engine != "mnn" else None):
+    if problem := missing(conform_mod.ENGINE_OF.get(engine, engine)) or (missing("ncnn") if engine != "mnn" else None):
         raise KBError("--engine", problem)
     parts = None
     if shard:
@@ -232,10 +234,11 @@ def conform(
         except (ValueError, AssertionError):
             raise KBError("--shard", f"{shard!r}: expected I/N with 1 <= I <= N, e.g. 1/2") from None
         parts = (i, n)
-    all_cases = conform_mod.cases()
+    src = conform_mod.source(engine)
+    all_cases = conform_mod.cases(source=src)
     unknown = sorted(set(case or []) - set(all_cases))
     if unknown:
-        raise KBError("--case", f"no node case {unknown[0]!r} in onnx {of('onnx')}")
+        raise KBError("--case", f"no case {unknown[0]!r} in {src} {of(src)}")
     selected = conform_mod.select(all_cases, op, case, parts)
     if not selected:
         raise KBError("kb conform", "no case matches the selection")
@@ -244,7 +247,11 @@ def conform(
     if from_:
         rows = conform_mod.saved_rows(from_, engine)
         conformance.accept(ledger, engine, rows, conformance.Provenance(
-            date=time.strftime("%Y-%m-%d", time.gmtime()), platform=platform_tag(), onnx=of("onnx") or "?"))
+            date=time.strftime("%Y-%m-%d", time.gmtime()), platform=platform_tag(), **{src: of(src) or "?"},
+            runtime=conform_mod.runtime(engine)))
+        with conformance.locked(ledger):
+            root = entries_mod.repo_root()
+            conformance.write_cases(root, conform_mod.index(all_cases, conformance.load_cases(root, src), src), src)
         err.print(f"{len(rows)} results of {len(from_)} files accepted into {os.path.relpath(ledger)}", highlight=False)
         raise typer.Exit(0)
     if releases:
@@ -274,7 +281,7 @@ def conform(
             worst = max(worst, p.returncode)
         raise typer.Exit(worst)
     where = conformance.Provenance(date=time.strftime("%Y-%m-%d", time.gmtime()), platform=platform_tag(),
-                                   onnx=of("onnx") or "?", runtime=conform_mod.runtime(engine))
+                                   **{src: of(src) or "?"}, runtime=conform_mod.runtime(engine))
     moved: dict[str, list[str]] = {}
     pending: list[dict] = []
 
@@ -329,7 +336,7 @@ def conform(
     if accept:
         with conformance.locked(ledger):
             root = entries_mod.repo_root()
-            conformance.write_cases(root, conform_mod.index(all_cases, conformance.load_cases(root)))
+            conformance.write_cases(root, conform_mod.index(all_cases, conformance.load_cases(root, src), src), src)
     elapsed = time.monotonic() - start
     counts: dict[str, int] = {}
     for r in results:

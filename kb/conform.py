@@ -12,7 +12,8 @@ Each engine step runs in a child (kb.child), with a timeout and a memory cap: a 
 allocation costs only its own case. A converter is a fresh process per case; the runtimes run in forks of a warm
 Python (kb.forkserver).
 Paths: mnn (mnnconvert, then MNN's Module API), onnx2ncnn (onnx2ncnn, then ncnn), pnnx (pnnx from the ONNX
-file, then ncnn, fed as pnnx's own *_ncnn.py feeds it).
+file, then ncnn, fed as pnnx's own *_ncnn.py feeds it), and pnnx-torch: pnnx from TorchScript, then ncnn, on
+torch's own op samples instead of onnx's (kb.torchcases).
 
 Judging (kb.verdicts.Outcome says how each reason maps to a verdict): tolerances come from the reference's type
 and magnitude (`tolerances`); shapes are compared as kb.compare does, unit axes aside (ncnn has no batch axis).
@@ -37,13 +38,16 @@ from kb.compare import Outputs, compare
 from kb.judge import error_line
 from kb.verdicts import Outcome
 
-ENGINES = ("mnn", "onnx2ncnn", "pnnx")
+ENGINES = ("mnn", "onnx2ncnn", "pnnx", "pnnx-torch")  # the engine paths; each has a ledger
+ENGINE_OF = {"pnnx-torch": "pnnx"}  # a path's engine, where the path is not named after it
+SOURCE = {"pnnx-torch": "torch"}  # a path's cases, where they are not onnx's node tests
 STEP_TIMEOUT = 60.0
 # Each step's address space, capped: a case whose run would take the machine's memory (MNN's OneHot took 19 GB)
 # fails its own allocation and is a crash of its own, before the kernel's OOM killer picks any process.
 STEP_MEMORY = 4 << 30
 # The input types each path's runtime takes, as kb feeds them (MNN stores int64 as int32: kb.workers.mnn).
-TAKES = {"mnn": {"float32", "int32", "int64", "int8", "uint8"}, "onnx2ncnn": {"float32"}, "pnnx": {"float32"}}
+TAKES = {"mnn": {"float32", "int32", "int64", "int8", "uint8"}, "onnx2ncnn": {"float32"}, "pnnx": {"float32"},
+         "pnnx-torch": {"float32"}}
 NARROW = ("float8", "float4", "int4", "uint4", "int2", "uint2")  # types of onnx's newest cases no runtime here has
 NCNN_DIMS = 4  # an ncnn Mat holds at most 4 axes (w, h, d, c), the batch axis of 1 aside
 # onnx2ncnn's model of a tensor: axis 0 is a batch of 1, dropped; ncnn's axes are the rest. Where a case's input
@@ -65,11 +69,12 @@ class Case:
     inputs: list[dict]  # every node input of the case: name, dtype, shape, fed (bool)
     outputs: list[dict]  # graph outputs: name, dtype, shape
     problem: str | None  # why kb cannot feed it, or None
+    file: str = "model.onnx"  # the model, in `dir`: model.pt for torch's cases
     dir: Path = field(default=Path("."))
 
     @property
     def model(self) -> Path:
-        return self.dir / "model.onnx"
+        return self.dir / self.file
 
     @property
     def feed(self) -> Path:
@@ -84,12 +89,12 @@ class Case:
         return [i for i in self.inputs if i["fed"]]
 
     def meta(self) -> dict:
-        return {k: getattr(self, k) for k in ("name", "op", "attrs", "inputs", "outputs", "problem")}
+        return {k: getattr(self, k) for k in ("name", "op", "attrs", "inputs", "outputs", "problem", "file")}
 
 
-def index(all_cases: dict[str, Case], before=None):
-    """The cases as conformance/cases.yaml keeps them (kb.conformance.CaseIndex); `before`, the index it replaces,
-    keeps its cases' `disputed` notes."""
+def index(all_cases: dict[str, Case], before=None, source: str = "onnx"):
+    """The cases as conformance/cases.yaml (torch-cases.yaml) keeps them (kb.conformance.CaseIndex); `before`, the
+    index it replaces, keeps its cases' `disputed` notes."""
     from kb.conformance import CaseIndex, CaseInfo
 
     kept = {n: i.disputed for n, i in (before.cases.items() if before else ()) if i.disputed}
@@ -97,25 +102,36 @@ def index(all_cases: dict[str, Case], before=None):
     def fed(c: Case) -> str:
         return ", ".join(f"{i['name']} {i['dtype']}[{','.join(map(str, i['shape']))}]" for i in c.fed)
 
-    return CaseIndex(onnx=versions.of("onnx") or "?", cases={
+    return CaseIndex(**{source: versions.of(source) or "?"}, cases={
         c.name: CaseInfo(op=c.op, attrs=c.attrs, fed=fed(c), problem=c.problem or "", disputed=kept.get(c.name, ""))
         for c in all_cases.values()})
 
 
-def cases_dir() -> Path:
-    return paths.state("cache") / "conform" / f"onnx-{versions.of('onnx')}"
+def source(engine: str) -> str:
+    """Whose cases the path runs: "onnx" (onnx's node tests) or "torch" (torch's op samples)."""
+    return SOURCE.get(engine, "onnx")
 
 
-def cases(names: list[str] | None = None) -> dict[str, Case]:
-    """Every node case of the installed onnx, by name (collected and written once, then read from the cache)."""
-    root = cases_dir()
+def cases_dir(source: str = "onnx") -> Path:
+    return paths.state("cache") / "conform" / f"{source}-{versions.of(source)}"
+
+
+def cases(names: list[str] | None = None, source: str = "onnx") -> dict[str, Case]:
+    """Every case of the installed onnx (or torch), by name (collected and written once, then read from the
+    cache)."""
+    root = cases_dir(source)
     index = root / INDEX
     if not index.is_file():
         root.mkdir(parents=True, exist_ok=True)
         with open(root / ".lock", "w") as lock:  # shards start together: one collects, the others wait
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not index.is_file():
-                _collect(root)
+                if source == "torch":
+                    from kb import torchcases
+
+                    torchcases.collect(root, INDEX)
+                else:
+                    _collect(root)
     found = {m["name"]: Case(**m, dir=root / m["name"]) for m in json.loads(index.read_text())}
     return found if names is None else {n: found[n] for n in names if n in found}
 
@@ -338,7 +354,7 @@ def _refused(step: child.StepResult) -> str | None:
 def version(engine: str) -> str | None:
     from kb.engines import version as engine_version
 
-    return engine_version(engine)
+    return engine_version(ENGINE_OF.get(engine, engine))
 
 
 def runtime(engine: str) -> str:
@@ -427,7 +443,8 @@ def _empty_feed(work: Path) -> Path:
 
 def judge(case: Case, got: Outputs) -> tuple[Outcome, str]:
     """A completed run's outcome against the case's reference outputs."""
-    ref = Outputs.load(case.name, case.reference, f"onnx {versions.of('onnx')} reference")
+    src = "torch" if case.file.endswith(".pt") else "onnx"
+    ref = Outputs.load(case.name, case.reference, f"{src} {versions.of(src)} reference")
     if any(v.dtype.kind not in "fiub" for v in ref.arrays.values()):
         return Outcome.CANNOT_FEED, "a string output: kb compares numbers only"
     bad = [k for k, v in got.arrays.items() if v.dtype.kind not in "fiub"]
@@ -504,6 +521,7 @@ def releases_to_run(engine: str, wanted: str, done) -> tuple[list[str], list[str
     from kb import envs
     from kb.engines import ENGINES as REGISTRY
 
+    engine = ENGINE_OF.get(engine, engine)
     if not REGISTRY[engine].matrix:
         raise ValueError(f"{engine} is built from source here: it has one release, the installed one")
     problem = ""
@@ -523,7 +541,7 @@ def in_release(engine: str, release: str, argv: list[str], timeout: float = 6 * 
 
     from kb import child, envs
 
-    env = envs.ensure(engine, release)
+    env = envs.ensure(ENGINE_OF.get(engine, engine), release)
     if env.path is None:
         return env.problem
     return subprocess.run([sys.executable, "-m", "kb", "conform", "--engine", engine, *argv], capture_output=True,

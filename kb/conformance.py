@@ -28,7 +28,8 @@ from kb.verdicts import Outcome, Verdict
 from kb.versions import sort_versions, version_key
 
 FOLDER = "conformance"
-HEADER = ("# ONNX node-test conformance: case -> runs of releases with one outcome each (kb conform).\n"
+HEADER = ("# Conformance (onnx's node tests; torch's op samples on pnnx-torch): case -> runs of releases with one\n"
+          "# outcome each (kb conform).\n"
           "# Written by `kb conform --accept`; `kb conform` compares a run with it.\n")
 DETAIL_CHARS = 200
 
@@ -37,7 +38,8 @@ class Provenance(BaseModel):
     model_config = ConfigDict(extra="forbid")
     date: str
     platform: str
-    onnx: str  # the onnx release whose node cases were run
+    onnx: str = ""  # the onnx release whose node cases were run
+    torch: str = ""  # or the torch release whose op samples were (the pnnx-torch path)
     runtime: str = ""  # the runtime the converter's output ran on, where it is another engine (ncnn)
 
 
@@ -94,7 +96,7 @@ def path(root: Path, engine: str) -> Path:
 
 def engines(root: Path) -> list[str]:
     """The engines that have a ledger under `root`."""
-    return sorted(p.stem for p in (root / FOLDER).glob("*.yaml") if p.name != CASES)  # cases.yaml: the cases' index
+    return sorted(p.stem for p in (root / FOLDER).glob("*.yaml") if not p.name.endswith(CASES))  # the cases' indexes
 
 
 def load(file: Path, engine: str | None = None) -> Table:
@@ -140,8 +142,12 @@ yamlio.DUMPER.add_representer(_Flow, lambda d, v: d.represent_mapping("tag:yaml.
 
 
 def dump(table: Table) -> str:
-    places = sorted({(c.where.date, c.where.platform, c.where.onnx, c.where.runtime)
-                     for per in table.cells.values() for c in per.values()})
+    fields = tuple(Provenance.model_fields)
+
+    def at(c: Cell) -> tuple:
+        return tuple(getattr(c.where, f) for f in fields)
+
+    places = sorted({at(c) for per in table.cells.values() for c in per.values()})
     key = {p: f"p{i + 1}" for i, p in enumerate(places)}
     cases = {}
     for case in sorted(table.cells):
@@ -153,12 +159,11 @@ def dump(table: Table) -> str:
                 runs[-1]["versions"].append(v)
             else:
                 runs.append({"versions": [v], "outcome": str(c.outcome)})
-            where = (c.where.date, c.where.platform, c.where.onnx, c.where.runtime)
-            runs[-1].update(detail=c.detail, seen=key[where])  # the newest release of the run gives both
+            runs[-1].update(detail=c.detail, seen=key[at(c)])  # the newest release of the run gives both
         cases[case] = _Flow(op=table.ops.get(case, "?"),
                             runs=[{k: r[k] for k in ("versions", "outcome", "detail", "seen") if r[k]} for r in runs])
     data = {"engine": table.engine,
-            "provenance": {key[p]: _Flow({k: v for k, v in zip(("date", "platform", "onnx", "runtime"), p) if v})
+            "provenance": {key[p]: _Flow({k: v for k, v in zip(fields, p) if v})
                            for p in places},
             "cases": cases}
     return HEADER + yaml.dump(data, Dumper=yamlio.DUMPER, sort_keys=False, allow_unicode=True, width=100000)
@@ -255,6 +260,8 @@ def change(table: Table, case: str, version: str, outcome: Outcome) -> tuple[str
 # ---------------------------------------------------------------- the cases' index
 
 CASES = "cases.yaml"
+TORCH_HEADER = ("# torch's op samples kb conform runs on the pnnx-torch path (kb.torchcases): case -> op as a model\n"
+                "# spells it, the op's other operands (held as constants), the input fed.\n")
 CASES_HEADER = ("# onnx's node-test cases kb conform runs: case -> op, the node's attributes, the input fed (every other\n"
                 "# input is an initializer holding the case's value), and why kb cannot feed it, if so.\n")
 
@@ -272,12 +279,17 @@ class CaseInfo(BaseModel):
 
 class CaseIndex(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    onnx: str
+    onnx: str = ""  # the release whose cases these are: onnx's node tests (cases.yaml)
+    torch: str = ""  # or torch's op samples (torch-cases.yaml)
     cases: dict[str, CaseInfo] = {}
 
 
-def load_cases(root: Path) -> CaseIndex | None:
-    file = root / FOLDER / CASES
+def _cases_file(root: Path, source: str) -> Path:
+    return root / FOLDER / (CASES if source == "onnx" else f"{source}-{CASES}")
+
+
+def load_cases(root: Path, source: str = "onnx") -> CaseIndex | None:
+    file = _cases_file(root, source)
     if not file.is_file():
         return None
     try:
@@ -286,12 +298,13 @@ def load_cases(root: Path) -> CaseIndex | None:
         raise KBError(file, f"not a valid case index: {str(e).splitlines()[0]}") from None
 
 
-def write_cases(root: Path, index: CaseIndex) -> None:
-    file = root / FOLDER / CASES
+def write_cases(root: Path, index: CaseIndex, source: str = "onnx") -> None:
+    file = _cases_file(root, source)
     file.parent.mkdir(parents=True, exist_ok=True)
-    data = {"onnx": index.onnx,
+    data = {source: getattr(index, source),
             "cases": {n: _Flow({k: v for k, v in c.model_dump().items() if v}) for n, c in sorted(index.cases.items())}}
     tmp = file.with_name(f"{file.name}.tmp-{os.getpid()}")
-    tmp.write_text(CASES_HEADER + yaml.dump(data, Dumper=yamlio.DUMPER, sort_keys=False, allow_unicode=True, width=100000),
+    header = CASES_HEADER if source == "onnx" else TORCH_HEADER
+    tmp.write_text(header + yaml.dump(data, Dumper=yamlio.DUMPER, sort_keys=False, allow_unicode=True, width=100000),
                    encoding="utf-8")
     tmp.replace(file)

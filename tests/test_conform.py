@@ -38,7 +38,10 @@ def _run(cases, engine: str, name: str, tmp_path: Path) -> conform.Result:
     return conform.run_case(cases[name], engine, conform.version(engine) or "?", tmp_path / engine / name)
 
 
-@pytest.mark.parametrize("engine", conform.ENGINES)
+ONNX_PATHS = [e for e in conform.ENGINES if conform.source(e) == "onnx"]
+
+
+@pytest.mark.parametrize("engine", ONNX_PATHS)
 @pytest.mark.parametrize("name", ["test_relu", "test_abs"])
 def test_simple_cases_work_live(cases, engine, name, tmp_path):
     r = _run(cases, engine, name, tmp_path)
@@ -135,7 +138,7 @@ def test_ledger_accepts_groups_releases_and_says_what_moved(tmp_path):
     assert set(table.cells) == {"test_a", "test_b", "test_c"}  # the other cases stay
     raw = yaml.safe_load(f.read_text())
     assert raw["cases"]["test_a"]["runs"] == [{"versions": ["3.0.0", "3.1.0"], "outcome": "works", "seen": "p1"}]
-    assert len(f.read_text().splitlines()) == 2 + 1 + 2 + 1 + 3  # header, engine, provenance, cases: a line each
+    assert len(f.read_text().splitlines()) == 3 + 1 + 2 + 1 + 3  # header, engine, provenance, cases: a line each
     # After an upgrade: fixed, regressed, the same (new release), as accepted (same release)
     assert conformance.change(table, "test_b", "3.2.0", Outcome.WORKS) == (conformance.FIXED, "3.0.0")
     assert conformance.change(table, "test_c", "3.2.0", Outcome.CRASH) == (conformance.REGRESSION, "3.0.0")
@@ -154,8 +157,8 @@ COMMITTED = [e for e in conform.ENGINES if conformance.path(ROOT, e).is_file()]
 
 @pytest.mark.parametrize("engine", COMMITTED)
 def test_committed_ledger_loads_and_covers_every_case(engine):
-    index = conformance.load_cases(ROOT)
-    assert index is not None, "conformance/cases.yaml is written with the ledgers"
+    index = conformance.load_cases(ROOT, conform.source(engine))
+    assert index is not None, "conformance/cases.yaml (torch-cases.yaml) is written with the ledgers"
     table = conformance.load(conformance.path(ROOT, engine), engine)
     assert table.engine == engine
     assert set(table.cells) == set(index.cases)  # every case of that onnx was measured
@@ -166,7 +169,9 @@ def test_committed_ledger_loads_and_covers_every_case(engine):
         if newest in per:
             counts[per[newest].outcome] = counts.get(per[newest].outcome, 0) + 1
     assert sum(counts.values()) == len(index.cases)
-    assert counts.get(Outcome.WORKS, 0) > 0 and counts.get(Outcome.NOT_APPLICABLE, 0) > 0
+    assert counts.get(Outcome.WORKS, 0) > 0
+    # onnx's cases include inputs ncnn cannot take; torch's samples are chosen for one it can
+    assert (counts.get(Outcome.NOT_APPLICABLE, 0) > 0) == (conform.source(engine) == "onnx")
     # a case kb cannot feed is never counted as a pass
     assert all(per[newest].outcome == Outcome.CANNOT_FEED for c, per in table.cells.items() if index.cases[c].problem)
 
@@ -333,3 +338,66 @@ def test_saved_json_rows_of_several_jobs_are_accepted_with_from(tmp_path):
     p = subprocess.run([sys.executable, "-m", "kb", "conform", "--engine", "mnn", "--from", str(b)],
                        capture_output=True, text=True, env=env, timeout=120, check=False)
     assert p.returncode == 2 and "line 1 is not a row of `kb conform --json`" in p.stderr and "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------- torch's op samples (the pnnx-torch path)
+
+
+@pytest.fixture(scope="module")
+def torch_cases(tmp_path_factory):
+    """A few of torch's op samples, collected as kb conform collects them all."""
+    from kb import torchcases
+
+    root = tmp_path_factory.mktemp("torch-cases")
+    torchcases.collect(root, "index.json", names={"abs", "argmax", "nn.functional.pad"})
+    return {m["name"]: conform.Case(**m, dir=root / m["name"]) for m in json.loads((root / "index.json").read_text())}
+
+
+def test_torch_samples_are_cases_named_as_models_spell_the_op(torch_cases):
+    assert {"torch.abs-0", "torch.argmax-0", "F.pad-circular-0"} <= set(torch_cases)
+    case = torch_cases["F.pad-circular-0"]
+    assert case.op == "F.pad" and case.model.name == "model.pt" and case.model.is_file()
+    assert "circular" in case.attrs  # the sample's arguments, which the op page groups by
+    assert case.fed[0]["shape"][0] == 1  # cut to a batch of one: ncnn runs one sample at a time
+
+
+def test_torch_samples_run_live_through_pnnx(torch_cases, tmp_path):
+    """An op pnnx converts works; one it leaves under its torch name fails in ncnn with ncnn's own line."""
+    _needs("pnnx")
+    v = conform.version("pnnx-torch")
+    assert v == conform.version("pnnx")  # the path's release is pnnx's
+    works = conform.run_case(torch_cases["torch.abs-0"], "pnnx-torch", v, tmp_path / "abs")
+    assert works.outcome == Outcome.WORKS, works.detail
+    assert "torch 2." in works.detail  # compared with torch's own output
+    left = conform.run_case(torch_cases["torch.argmax-0"], "pnnx-torch", v, tmp_path / "argmax")
+    assert left.outcome == Outcome.RUN_FAILS and "layer torch.argmax not exists or registered" in left.detail
+
+
+@pytest.mark.parametrize("mutate, outcome", [
+    (lambda a: a + 0.05 * (np.abs(a).max() + 1), Outcome.WRONG_VALUES),
+    (lambda a: a[..., :-1], Outcome.WRONG_SHAPE),
+    (lambda a: a, Outcome.WORKS),
+])
+def test_a_torch_sample_judged_on_mutated_outputs_is_not_works(torch_cases, mutate, outcome):
+    case = torch_cases["F.pad-circular-0"]
+    ref = Outputs.load(case.name, case.reference, "test")
+    got = Outputs(case.name, {k: mutate(v.copy()) for k, v in ref.arrays.items()}, "mutant")
+    assert conform.judge(case, got)[0] == outcome
+
+
+def test_a_torch_op_page_shows_only_its_path_and_an_onnx_page_not_it():
+    from kb.site import ops
+
+    conf = ops.Conformance.load(ROOT)
+    if "pnnx-torch" not in conf.tables:
+        pytest.skip("no pnnx-torch ledger committed")
+    found = conf.ops()
+    page = ops.op_page("torch.argmax", found["torch.argmax"], conf, [], "1.23.2")
+    assert "torch op on pnnx from TorchScript" in page and "OpInfo" in page
+    assert "layer torch.argmax not exists or registered" in page  # ncnn's own line: what a user pastes
+    assert 'data-engine="pnnx-torch"' in page and 'data-engine="mnn"' not in page
+    assert "kb conform --engine pnnx-torch --op torch.argmax" in page
+    relu = ops.op_page("Relu", found["Relu"], conf, [], "1.23.2")
+    assert 'data-engine="pnnx-torch"' not in relu and "ONNX op" in relu
+    index, _ = ops.pages(ROOT, [], conf)
+    assert "## torch ops, through pnnx" in index["ops/index.md"] and 'href="torch.argmax/"' in index["ops/index.md"]

@@ -1,9 +1,10 @@
 """The op pages, /ops/<Op>/: how onnx's node-test cases of one op fared on each engine path and release
 (the conformance ledgers, conformance/<engine>.yaml, written by `kb conform --accept`), and the index /ops/.
+torch's ops (F.pad, torch.roll) have pages too, from torch's own op samples on the pnnx-torch path.
 
-A page groups the op's cases by the node's attributes (conformance/cases.yaml), says per engine and release how
-many work and how the others fail (the converter's or runtime's own message line), and links the entries whose
-trigger names the op.
+A page groups the op's cases by the node's attributes (conformance/cases.yaml, torch-cases.yaml), says per
+engine and release how many work and how the others fail (the converter's or runtime's own message line), and
+links the entries whose trigger names the op.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from kb.versions import version_key
 FOLDER = "ops"
 TEMPLATE = "op.md.j2"
 INDEX_TEMPLATE = "ops.md.j2"
-PATH_LABEL = {"mnn": "MNN", "onnx2ncnn": "onnx2ncnn → ncnn", "pnnx": "pnnx → ncnn"}
+PATH_LABEL = {"mnn": "MNN", "onnx2ncnn": "onnx2ncnn → ncnn", "pnnx": "pnnx → ncnn",
+              "pnnx-torch": "pnnx from TorchScript → ncnn"}
 
 
 def page_name(op: str) -> str:
@@ -53,12 +55,20 @@ class Conformance:
     def load(cls, root: Path) -> Conformance:
         tables = {e: conformance.load(conformance.path(root, e), e) for e in conformance.engines(root)
                   if e in PATH_LABEL}
-        c = cls(tables, conformance.load_cases(root))
+        index = conformance.load_cases(root)
+        if torch := conformance.load_cases(root, "torch"):  # case names never meet: test_* and torch.*-0
+            index = conformance.CaseIndex(onnx=index.onnx if index else "", torch=torch.torch,
+                                          cases={**(index.cases if index else {}), **torch.cases})
+        c = cls(tables, index)
         for e, t in tables.items():
             for v in sorted(t.versions(), key=version_key, reverse=True):
                 where = next((cell.where for per in t.cells.values() for vv, cell in per.items() if vv == v), None)
                 c.columns.append(Column(e, v, where.runtime if where else ""))
         return c
+
+    def columns_of(self, cases: list[str]) -> list[Column]:
+        """The columns whose path measured any of `cases`: an ONNX op's paths, or a torch op's one."""
+        return [c for c in self.columns if any(case in self.tables[c.engine].cells for case in cases)]
 
     def ops(self) -> dict[str, list[str]]:
         """op -> its cases, sorted."""
@@ -113,8 +123,15 @@ def _counts(cells) -> dict[str, int]:
     return counts
 
 
+def source(op: str, cases: list[str], conf: Conformance) -> str:
+    """Whose cases the op's are: "onnx" (node tests) or "torch" (op samples)."""
+    from kb.conform import SOURCE
+
+    return next((SOURCE.get(e, "onnx") for e, t in conf.tables.items() if cases and cases[0] in t.cells), "onnx")
+
+
 def op_page(op: str, cases: list[str], conf: Conformance, entries: list[Entry], onnx: str) -> str:
-    columns = conf.columns
+    columns = conf.columns_of(cases)
     info = conf.index.cases if conf.index else {}
     groups: dict[str, list[dict]] = {}
     for case in cases:
@@ -132,8 +149,10 @@ def op_page(op: str, cases: list[str], conf: Conformance, entries: list[Entry], 
                         "failures": failures(mine)})
     ordered = sorted(groups.items(), key=lambda kv: (kv[0] == "default attributes", kv[0].startswith("function"), kv[0]))
     ordered.sort(key=lambda kv: 0 if kv[0] == "default attributes" else 1)
+    src = source(op, cases, conf)
     return env.get_template(TEMPLATE).render(
-        op=op, onnx=onnx, cases=cases, columns=columns, summary=summary, groups=ordered,
+        op=op, source=src, release=onnx if src == "onnx" else (conf.index.torch if conf.index else "?"),
+        engine_flag=columns[0].engine if columns else "mnn", cases=cases, columns=columns, summary=summary, groups=ordered,
         outcomes=[str(o) for o in Outcome], entries=_triggered_by(entries).get(op, []),
         engines=sorted({PATH_LABEL.get(c.engine, c.engine) for c in columns}),
         labels={e: ENGINES[e].shown for e in ENGINES})
@@ -149,17 +168,22 @@ def pages(root: Path, entries: list[Entry], conf: Conformance | None = None
     onnx = conf.index.onnx if conf.index else "?"
     ops = conf.ops()
     out, nav = {}, []
-    rows = []
+    sources = {op: source(op, cases, conf) for op, cases in ops.items()}
+    tables = {src: {"source": src, "rows": [], "columns": conf.columns_of(
+        [c for op, cs in ops.items() if sources[op] == src for c in cs])} for src in ("onnx", "torch")}
     for op, cases in ops.items():
         out[page_name(op)] = op_page(op, cases, conf, entries, onnx)
         nav.append((op, page_name(op)))
+        table = tables[sources[op]]
         per = []
-        for col in conf.columns:
+        for col in table["columns"]:
             cells = [conf.tables[col.engine].cells[c][col.version] for c in cases
                      if col.version in conf.tables[col.engine].cells.get(c, {})]
             measured = [c for c in cells if c.outcome.verdict.value in ("works", "broken")]
             per.append({"works": sum(c.outcome == Outcome.WORKS for c in cells), "measured": len(measured),
                         "n": len(cells)})
-        rows.append({"op": op, "n": len(cases), "per": per})
-    out[f"{FOLDER}/index.md"] = env.get_template(INDEX_TEMPLATE).render(rows=rows, columns=conf.columns, onnx=onnx)
+        table["rows"].append({"op": op, "n": len(cases), "per": per})
+    out[f"{FOLDER}/index.md"] = env.get_template(INDEX_TEMPLATE).render(
+        tables=[t for t in tables.values() if t["rows"]], onnx=onnx,
+        torch=conf.index.torch if conf.index else "")
     return out, [("All ops", f"{FOLDER}/index.md"), *nav]
