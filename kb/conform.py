@@ -35,12 +35,12 @@ import numpy as np
 
 from kb import child, paths, versions
 from kb.compare import Outputs, compare
+from kb.conformance import source
 from kb.judge import error_line
 from kb.verdicts import Outcome
 
 ENGINES = ("mnn", "onnx2ncnn", "pnnx", "pnnx-torch")  # the engine paths; each has a ledger
 ENGINE_OF = {"pnnx-torch": "pnnx"}  # a path's engine, where the path is not named after it
-SOURCE = {"pnnx-torch": "torch"}  # a path's cases, where they are not onnx's node tests
 STEP_TIMEOUT = 60.0
 # Each step's address space, capped: a case whose run would take the machine's memory (MNN's OneHot took 19 GB)
 # fails its own allocation and is a crash of its own, before the kernel's OOM killer picks any process.
@@ -105,11 +105,6 @@ def index(all_cases: dict[str, Case], before=None, source: str = "onnx"):
     return CaseIndex(**{source: versions.of(source) or "?"}, cases={
         c.name: CaseInfo(op=c.op, attrs=c.attrs, fed=fed(c), problem=c.problem or "", disputed=kept.get(c.name, ""))
         for c in all_cases.values()})
-
-
-def source(engine: str) -> str:
-    """Whose cases the path runs: "onnx" (onnx's node tests) or "torch" (torch's op samples)."""
-    return SOURCE.get(engine, "onnx")
 
 
 def cases_dir(source: str = "onnx") -> Path:

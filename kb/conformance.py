@@ -32,6 +32,12 @@ HEADER = ("# Conformance (onnx's node tests; torch's op samples on pnnx-torch): 
           "# outcome each (kb conform).\n"
           "# Written by `kb conform --accept`; `kb conform` compares a run with it.\n")
 DETAIL_CHARS = 200
+SOURCE = {"pnnx-torch": "torch"}  # a path's cases, where they are not onnx's node tests
+
+
+def source(engine: str) -> str:
+    """Whose cases an engine path runs: "onnx" (onnx's node tests) or "torch" (torch's op samples)."""
+    return SOURCE.get(engine, "onnx")
 
 
 class Provenance(BaseModel):

@@ -38,7 +38,7 @@ def _run(cases, engine: str, name: str, tmp_path: Path) -> conform.Result:
     return conform.run_case(cases[name], engine, conform.version(engine) or "?", tmp_path / engine / name)
 
 
-ONNX_PATHS = [e for e in conform.ENGINES if conform.source(e) == "onnx"]
+ONNX_PATHS = [e for e in conform.ENGINES if conformance.source(e) == "onnx"]
 
 
 @pytest.mark.parametrize("engine", ONNX_PATHS)
@@ -157,7 +157,7 @@ COMMITTED = [e for e in conform.ENGINES if conformance.path(ROOT, e).is_file()]
 
 @pytest.mark.parametrize("engine", COMMITTED)
 def test_committed_ledger_loads_and_covers_every_case(engine):
-    index = conformance.load_cases(ROOT, conform.source(engine))
+    index = conformance.load_cases(ROOT, conformance.source(engine))
     assert index is not None, "conformance/cases.yaml (torch-cases.yaml) is written with the ledgers"
     table = conformance.load(conformance.path(ROOT, engine), engine)
     assert table.engine == engine
@@ -171,7 +171,7 @@ def test_committed_ledger_loads_and_covers_every_case(engine):
     assert sum(counts.values()) == len(index.cases)
     assert counts.get(Outcome.WORKS, 0) > 0
     # onnx's cases include inputs ncnn cannot take; torch's samples are chosen for one it can
-    assert (counts.get(Outcome.NOT_APPLICABLE, 0) > 0) == (conform.source(engine) == "onnx")
+    assert (counts.get(Outcome.NOT_APPLICABLE, 0) > 0) == (conformance.source(engine) == "onnx")
     # a case kb cannot feed is never counted as a pass
     assert all(per[newest].outcome == Outcome.CANNOT_FEED for c, per in table.cells.items() if index.cases[c].problem)
 

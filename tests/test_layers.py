@@ -9,7 +9,7 @@ LAYERS = {  # the README's map, top (0) to bottom
     1: ["pattern", "pipelines", "schema", "entries", "messages", "records", "expectations", "checks", "history",
         "status", "compare", "conformance", "opfigures", "ways"],
     2: ["child", "target", "forkserver", "zygote", "export", "blocks", "artifacts", "judge", "harness", "engines.*", "workers", "tools", "envs", "matrix",
-        "accepting", "conform"],
+        "accepting", "conform", "torchcases"],
     3: ["match", "site", "locate", "reduce", "fromonnx"],
     4: ["contracts", "pytest_plugin", "cli", "scaffold", "__main__", "__init__"],
 }

@@ -15,7 +15,8 @@ classified by hand) and prints, for each draw and for all draws together, one ta
 
 Classes: entry (an entry's cause is the thread's whole cause), message (a repros/_messages page's pattern
 matches the thread's engine line and the page lists the thread or its specific cause), op (the thread's
-cause is one ONNX op or attribute unsupported or wrong on that engine, and the conformance ledger
+cause is one ONNX op or attribute (or, through pnnx from TorchScript, one torch op: the pnnx-torch ledger)
+unsupported or wrong on that engine, and the conformance ledger
 conformance/<engine>.yaml shows that op failing on that engine the same way: the thread names `op` and
 `case`, and the case's latest run must fail), bug (a real bug the KB lacks, with a `family`),
 user-error, unclear.
@@ -52,7 +53,9 @@ CLASSES = ["entry", "message", "op", "bug", "user-error", "unclear"]
 COVERED = ("entry", "message", "op")
 ENGINES = ["mnn", "ncnn", "onnx2ncnn", "pnnx"]
 # Which conformance ledgers an `op` thread of each engine may name (ncnn's runtime is reached through either converter).
-LEDGERS = {"mnn": ["mnn"], "onnx2ncnn": ["onnx2ncnn"], "pnnx": ["pnnx"], "ncnn": ["onnx2ncnn", "pnnx"]}
+# pnnx-torch: torch's op samples through pnnx from TorchScript (an op such as torch.argmax, F.pad).
+LEDGERS = {"mnn": ["mnn"], "onnx2ncnn": ["onnx2ncnn"], "pnnx": ["pnnx", "pnnx-torch"],
+           "ncnn": ["onnx2ncnn", "pnnx", "pnnx-torch"]}
 # The fields a thread may have; `first` (the class when its draw was mapped) and `remapped` (the date it changed)
 # are set together, on threads re-mapped after their draw.
 FIELDS = {"ref", "draw", "query", "engine", "class", "first", "entry", "message", "op", "case", "family", "why", "remapped", "gone"}

@@ -125,9 +125,7 @@ def _counts(cells) -> dict[str, int]:
 
 def source(op: str, cases: list[str], conf: Conformance) -> str:
     """Whose cases the op's are: "onnx" (node tests) or "torch" (op samples)."""
-    from kb.conform import SOURCE
-
-    return next((SOURCE.get(e, "onnx") for e, t in conf.tables.items() if cases and cases[0] in t.cells), "onnx")
+    return next((conformance.source(e) for e, t in conf.tables.items() if cases and cases[0] in t.cells), "onnx")
 
 
 def op_page(op: str, cases: list[str], conf: Conformance, entries: list[Entry], onnx: str) -> str:
