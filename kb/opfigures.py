@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb.conformance import Table
+from kb.conformance import Table, source
 from kb.verdicts import Outcome, Verdict
 from kb.versions import version_key
 
@@ -55,10 +55,13 @@ def failures(cells: list[tuple[str, object]]) -> list[dict]:
     return out
 
 
+CASES_OF = {"onnx": "ONNX node tests", "torch": "torch op samples"}  # a ledger's cases, by their source
+
+
 @dataclass(frozen=True)
 class Figure:
     op: str
-    engine: str  # the ledger's engine path (mnn, onnx2ncnn, pnnx)
+    engine: str  # the ledger's engine path (mnn, onnx2ncnn, pnnx, pnnx-torch)
     version: str
     works: int
     taken: int  # the cases the path could take: those that work or broke (never not applicable, cannot feed)
@@ -81,10 +84,11 @@ class Figure:
         from kb.engines import ENGINES
 
         where = f"{ENGINES[self.engine].shown if self.engine in ENGINES else self.engine} {self.version}: {self.op}"
+        tests = CASES_OF[source(self.engine)]
         if not self.taken:
-            return f"{where}: none of its {self.cases} ONNX node tests could be fed to this path"
+            return f"{where}: none of its {self.cases} {tests} could be fed to this path"
         how = "; ".join(n + (f": `{line}`" if line else "") for n, line in self.how())
-        out = f"{where}: {self.works} of {self.taken} ONNX node tests work" + (f" ({how})" if how else "")
+        out = f"{where}: {self.works} of {self.taken} {tests} work" + (f" ({how})" if how else "")
         rest = self.cases - self.taken
         return out + (f"; {rest} more {'is' if rest == 1 else 'are'} not applicable or cannot be fed" if rest else "")
 
@@ -92,6 +96,8 @@ class Figure:
 def figure(table: Table, op: str, version: str | None = None) -> Figure | None:
     """The op's figure on the table's release `version` (the newest measured, where None or not measured); None
     where the op has no case there."""
+    present = set(table.ops.values())
+    op = next((name for name in spellings(op) if name in present), op)
     cases = sorted(c for c, o in table.ops.items() if o == op and table.cells.get(c))
     releases = {v for c in cases for v in table.cells[c]}
     if not releases:
@@ -101,6 +107,17 @@ def figure(table: Table, op: str, version: str | None = None) -> Figure | None:
     taken = [cell for _, cell in cells if cell.outcome.verdict in (Verdict.WORKS, Verdict.BROKEN)]
     return Figure(op, table.engine, v, sum(cell.outcome == Outcome.WORKS for _, cell in cells), len(taken),
                   len(cells), failures(cells))
+
+
+def spellings(op: str) -> list[str]:
+    """The names an op left unconverted may have in a ledger: pnnx leaves a torch op as torch.X, Tensor.X, F.X or
+    aten::X, while its pnnx-torch case is named as torch's API spells it (torch.X where torch has it, else
+    Tensor.X; F.X). ONNX's names are themselves."""
+    for prefix in ("aten::", "torch.", "Tensor."):
+        if op.startswith(prefix):
+            rest = op.removeprefix(prefix)
+            return list(dict.fromkeys([op, f"torch.{rest}", f"Tensor.{rest}", f"F.{rest}"]))
+    return [op]
 
 
 def runs_on(table: Table) -> str:

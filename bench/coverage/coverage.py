@@ -138,7 +138,7 @@ def canonical_repo(repo: str) -> str:
 def ledger_cases() -> dict[str, dict[str, tuple[str, str]]]:
     """ledger -> case -> (op, outcome of its latest run)."""
     out = {}
-    for ledger in ("mnn", "onnx2ncnn", "pnnx"):
+    for ledger in sorted({name for names in LEDGERS.values() for name in names}):
         path = REPO / "conformance" / f"{ledger}.yaml"
         if not path.is_file():
             continue

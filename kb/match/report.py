@@ -109,12 +109,13 @@ def _op_figures(seen: list[Message], lines: list[str], wanted) -> list[tuple[str
 
 
 def _figures(seen: list[Message], lines: list[str], wanted) -> list[str]:
-    """Below the entries and message pages: the ops' figures in onnx's own node tests, if any."""
+    """Below the entries and message pages: the ops' figures in kb conform's one-op cases (onnx's node tests,
+    torch's op samples on pnnx), if any."""
     found = _op_figures(seen, lines, wanted)
     if not found:
         return []
     ops = "ops it names" if len({url for _, url in found}) > 1 else "op it names"
-    return ["", f"ONNX's own node tests of the {ops}, on that engine (kb conform):",
+    return ["", f"One-op tests of the {ops}, on that engine (kb conform):",
             *(f"   {text}; see {url}" for text, url in found)]
 
 
@@ -124,7 +125,7 @@ def _figures_md(seen: list[Message], lines: list[str], wanted) -> str:
     if not found:
         return ""
     ops = "ops" if len({url for _, url in found}) > 1 else "op"
-    return f"\n\n**ONNX's own node tests of the {ops} your log names** (kb conform):\n" + "\n".join(
+    return f"\n\n**One-op tests of the {ops} your log names** (kb conform):\n" + "\n".join(
         f"- {text}; see {url}" for text, url in found)
 
 
