@@ -563,6 +563,33 @@ def test_a_line_naming_an_op_the_engine_lacks_adds_the_ops_node_test_figure(fixt
         assert "node tests" not in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("named, op, fails", [
+    ("aten::xlogy", "torch.xlogy", True),  # pnnx's aten:: name, the ledger's torch one
+    ("Tensor.masked_fill", "torch.masked_fill", True),  # a method, whose case torch's API names torch.X
+    ("torch.cumsum", "torch.cumsum", False),  # an op pnnx converts: its figure says its samples work
+])
+def test_a_line_naming_an_op_pnnx_left_under_its_torch_name_adds_its_torch_samples(fixture_corpus, tmp_path, capsys,
+                                                                                 named, op, fails):
+    """ncnn's "layer <name> not exists or registered" for an op pnnx left as it found it: below the message page,
+    the op's figure in torch's own op samples through pnnx (conformance/pnnx-torch.yaml), the ledger's words,
+    never a failure it did not record."""
+    import yaml
+
+    shutil.copytree(ROOT / "conformance", fixture_corpus / "conformance")
+    shutil.copy(ROOT / "repros" / "_messages" / "ncnn-layer-not-registered.yaml", fixture_corpus / "repros" / "_messages")
+    path = tmp_path / "run.log"
+    path.write_text(f"layer {named} not exists or registered\n")
+    explain_command(str(path), False)
+    text = capsys.readouterr().out
+    figure = re.search(rf"pnnx-torch (\S+): {re.escape(op)}: (\d+) of (\d+) torch op samples work(.*); see (\S+)", text)
+    assert figure and figure[5].endswith(f"/ops/{op}/"), text
+    runs = yaml.safe_load((ROOT / "conformance" / "pnnx-torch.yaml").read_text())["cases"]
+    newest = [c["runs"][-1]["outcome"] for c in runs.values() if c["op"] == op]
+    assert int(figure[2]) == newest.count("works") and int(figure[3]) == len(newest)
+    assert (int(figure[2]) < int(figure[3])) == fails
+    assert ("fail to run" in figure[4] or "fails to run" in figure[4]) == fails
+
+
 def test_a_generic_message_with_no_upstream_cause_counts_the_entries_only(explain):
     import yaml
 
