@@ -234,7 +234,7 @@ def conform(
         except (ValueError, AssertionError):
             raise KBError("--shard", f"{shard!r}: expected I/N with 1 <= I <= N, e.g. 1/2") from None
         parts = (i, n)
-    src = conform_mod.source(engine)
+    src = conformance.source(engine)
     all_cases = conform_mod.cases(source=src)
     unknown = sorted(set(case or []) - set(all_cases))
     if unknown:

@@ -35,7 +35,6 @@ import numpy as np
 
 from kb import child, paths, versions
 from kb.compare import Outputs, compare
-from kb.conformance import source
 from kb.judge import error_line
 from kb.verdicts import Outcome
 
