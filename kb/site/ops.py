@@ -86,11 +86,13 @@ def search_pages(conf: Conformance) -> dict[str, list[str]]:
 
     out: dict[str, list[str]] = {}
     for e, t in conf.tables.items():
+        if conformance.source(e) != "onnx":
+            continue  # torch's op pages are out of the search box (op.md.j2 says why)
         engines = [e] + [r for r in [runs_on(t)] if r]
         for op in set(t.ops.values()):
             out.setdefault(op, [])
             out[op] += [en for en in engines if en not in out[op]]
-    return {op: out[op] for op in conf.ops()}
+    return {op: out[op] for op in conf.ops() if op in out}
 
 
 def _group(case: str, op: str, info) -> str:
