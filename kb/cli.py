@@ -224,7 +224,7 @@ def conform(
         raise KBError("--engine", f"{engine!r}: expected one of {', '.join(conform_mod.ENGINES)}")
     from kb.engines import missing
 
-    if problem := missing(conform_mod.ENGINE_OF.get(engine, engine)) or (missing("ncnn") if engine != "mnn" else None):
+    if problem := missing(conformance.engine_of(engine)) or (missing("ncnn") if engine != "mnn" else None):
         raise KBError("--engine", problem)
     parts = None
     if shard:
@@ -244,14 +244,19 @@ def conform(
         raise KBError("kb conform", "no case matches the selection")
     ledger = conformance.path(entries_mod.repo_root(), engine)
     table = conformance.load(ledger, engine)
+
+    def index_cases() -> None:
+        """The cases' index beside the ledger (conformance/cases.yaml or torch-cases.yaml), written with it."""
+        with conformance.locked(ledger):
+            root = entries_mod.repo_root()
+            conformance.write_cases(root, conform_mod.index(all_cases, conformance.load_cases(root, src), src), src)
+
     if from_:
         rows = conform_mod.saved_rows(from_, engine)
         conformance.accept(ledger, engine, rows, conformance.Provenance(
             date=time.strftime("%Y-%m-%d", time.gmtime()), platform=platform_tag(), **{src: of(src) or "?"},
             runtime=conform_mod.runtime(engine)))
-        with conformance.locked(ledger):
-            root = entries_mod.repo_root()
-            conformance.write_cases(root, conform_mod.index(all_cases, conformance.load_cases(root, src), src), src)
+        index_cases()
         err.print(f"{len(rows)} results of {len(from_)} files accepted into {os.path.relpath(ledger)}", highlight=False)
         raise typer.Exit(0)
     if releases:
@@ -334,9 +339,7 @@ def conform(
         results = conform_mod.run(selected, engine, timeout, each, accepted)
     flush()
     if accept:
-        with conformance.locked(ledger):
-            root = entries_mod.repo_root()
-            conformance.write_cases(root, conform_mod.index(all_cases, conformance.load_cases(root, src), src), src)
+        index_cases()
     elapsed = time.monotonic() - start
     counts: dict[str, int] = {}
     for r in results:

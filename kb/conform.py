@@ -35,11 +35,11 @@ import numpy as np
 
 from kb import child, paths, versions
 from kb.compare import Outputs, compare
+from kb.conformance import MODEL_FILE, engine_of
 from kb.judge import error_line
 from kb.verdicts import Outcome
 
-ENGINES = ("mnn", "onnx2ncnn", "pnnx", "pnnx-torch")  # the engine paths; each has a ledger
-ENGINE_OF = {"pnnx-torch": "pnnx"}  # a path's engine, where the path is not named after it
+ENGINES = ("mnn", "onnx2ncnn", "pnnx", "pnnx-torch")  # the engine paths; each has a ledger (kb.conformance)
 STEP_TIMEOUT = 60.0
 # Each step's address space, capped: a case whose run would take the machine's memory (MNN's OneHot took 19 GB)
 # fails its own allocation and is a crash of its own, before the kernel's OOM killer picks any process.
@@ -68,12 +68,12 @@ class Case:
     inputs: list[dict]  # every node input of the case: name, dtype, shape, fed (bool)
     outputs: list[dict]  # graph outputs: name, dtype, shape
     problem: str | None  # why kb cannot feed it, or None
-    file: str = "model.onnx"  # the model, in `dir`: model.pt for torch's cases
+    source: str = "onnx"  # whose case: onnx's node tests, or torch's op samples (kb.torchcases)
     dir: Path = field(default=Path("."))
 
     @property
     def model(self) -> Path:
-        return self.dir / self.file
+        return self.dir / MODEL_FILE[self.source]
 
     @property
     def feed(self) -> Path:
@@ -88,7 +88,7 @@ class Case:
         return [i for i in self.inputs if i["fed"]]
 
     def meta(self) -> dict:
-        return {k: getattr(self, k) for k in ("name", "op", "attrs", "inputs", "outputs", "problem", "file")}
+        return {k: getattr(self, k) for k in ("name", "op", "attrs", "inputs", "outputs", "problem", "source")}
 
 
 def index(all_cases: dict[str, Case], before=None, source: str = "onnx"):
@@ -348,7 +348,7 @@ def _refused(step: child.StepResult) -> str | None:
 def version(engine: str) -> str | None:
     from kb.engines import version as engine_version
 
-    return engine_version(ENGINE_OF.get(engine, engine))
+    return engine_version(engine_of(engine))
 
 
 def runtime(engine: str) -> str:
@@ -437,8 +437,7 @@ def _empty_feed(work: Path) -> Path:
 
 def judge(case: Case, got: Outputs) -> tuple[Outcome, str]:
     """A completed run's outcome against the case's reference outputs."""
-    src = "torch" if case.file.endswith(".pt") else "onnx"
-    ref = Outputs.load(case.name, case.reference, f"{src} {versions.of(src)} reference")
+    ref = Outputs.load(case.name, case.reference, f"{case.source} {versions.of(case.source)} reference")
     if any(v.dtype.kind not in "fiub" for v in ref.arrays.values()):
         return Outcome.CANNOT_FEED, "a string output: kb compares numbers only"
     bad = [k for k, v in got.arrays.items() if v.dtype.kind not in "fiub"]
@@ -515,7 +514,7 @@ def releases_to_run(engine: str, wanted: str, done) -> tuple[list[str], list[str
     from kb import envs
     from kb.engines import ENGINES as REGISTRY
 
-    engine = ENGINE_OF.get(engine, engine)
+    engine = engine_of(engine)
     if not REGISTRY[engine].matrix:
         raise ValueError(f"{engine} is built from source here: it has one release, the installed one")
     problem = ""
@@ -535,7 +534,7 @@ def in_release(engine: str, release: str, argv: list[str], timeout: float = 6 * 
 
     from kb import child, envs
 
-    env = envs.ensure(ENGINE_OF.get(engine, engine), release)
+    env = envs.ensure(engine_of(engine), release)
     if env.path is None:
         return env.problem
     return subprocess.run([sys.executable, "-m", "kb", "conform", "--engine", engine, *argv], capture_output=True,

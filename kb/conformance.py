@@ -32,12 +32,20 @@ HEADER = ("# Conformance (onnx's node tests; torch's op samples on pnnx-torch): 
           "# outcome each (kb conform).\n"
           "# Written by `kb conform --accept`; `kb conform` compares a run with it.\n")
 DETAIL_CHARS = 200
-SOURCE = {"pnnx-torch": "torch"}  # a path's cases, where they are not onnx's node tests
+# An engine path is named after its engine and runs onnx's node tests, except where these say otherwise.
+ENGINE_OF = {"pnnx-torch": "pnnx"}  # a path's engine
+SOURCE = {"pnnx-torch": "torch"}  # a path's cases: torch's op samples (kb.torchcases)
+MODEL_FILE = {"onnx": "model.onnx", "torch": "model.pt"}  # a case's model, by its cases' source
 
 
 def source(engine: str) -> str:
     """Whose cases an engine path runs: "onnx" (onnx's node tests) or "torch" (torch's op samples)."""
     return SOURCE.get(engine, "onnx")
+
+
+def engine_of(path: str) -> str:
+    """The engine an engine path runs (pnnx for pnnx-torch)."""
+    return ENGINE_OF.get(path, path)
 
 
 class Provenance(BaseModel):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from kb.conformance import MODEL_FILE
+
 SAMPLES = 2  # per op: enough to tell an op pnnx leaves unconverted from one it converts for some arguments only
 MAX_RANK = 4  # an ncnn Mat holds 4 axes besides a batch of 1
 # Ops no model converts: samplers, constructors without a tensor input, linear algebra and FFTs with no ncnn
@@ -176,13 +178,13 @@ def _write(info, sample, op: str, name: str, d: Path) -> dict | None:
                     for g, r in zip(got, ref)):
                 return None  # tracing does not keep what the op does (a data-dependent branch)
             d.mkdir(parents=True, exist_ok=True)
-            traced.save(str(d / "model.pt"))
+            traced.save(str(d / MODEL_FILE["torch"]))
     except Exception:  # noqa: BLE001 -- a sample torch cannot run or trace is not a case
         return None
     np.savez(d / "feed.npz", in0=x.numpy())
     outs = {f"out{i}": r.numpy() for i, r in enumerate(ref)}
     np.savez(d / "reference.npz", **outs)
-    return {"name": name, "op": op, "attrs": attrs(sample), "file": "model.pt",
+    return {"name": name, "op": op, "attrs": attrs(sample), "source": "torch",
             "inputs": [{"name": "in0", "dtype": "float32", "shape": list(x.shape), "fed": True}],
             "outputs": [{"name": k, "dtype": v.dtype.name, "shape": list(v.shape)} for k, v in outs.items()],
             "problem": None}
