@@ -403,3 +403,5 @@ def test_a_torch_op_page_shows_only_its_path_and_an_onnx_page_not_it():
     assert 'data-engine="pnnx-torch"' not in relu and "ONNX op" in relu
     index, _ = ops.pages(ROOT, [], conf)
     assert "## torch ops, through pnnx" in index["ops/index.md"] and 'href="torch.argmax/"' in index["ops/index.md"]
+    torch_table = index["ops/index.md"].split("## torch ops, through pnnx", 1)[1].split("</thead>", 1)[0]
+    assert torch_table.count("pnnx from TorchScript") == min(2, len(conf.tables["pnnx-torch"].versions()))  # fits a phone

@@ -171,6 +171,11 @@ def pages(root: Path, entries: list[Entry], conf: Conformance | None = None
     sources = {op: source(op, cases, conf) for op, cases in ops.items()}
     tables = {src: {"source": src, "rows": [], "columns": conf.columns_of(
         [c for op, cs in ops.items() if sources[op] == src for c in cs])} for src in ("onnx", "torch")}
+    # torch's table: the newest and the oldest release only (29 columns left no room for an op's name on a
+    # phone); each op's page has every release
+    torch_columns = tables["torch"]["columns"]
+    tables["torch"]["releases"] = len(torch_columns)
+    tables["torch"]["columns"] = torch_columns[:1] + torch_columns[-1:] if len(torch_columns) > 2 else torch_columns
     for op, cases in ops.items():
         out[page_name(op)] = op_page(op, cases, conf, entries, onnx)
         nav.append((op, page_name(op)))
