@@ -95,3 +95,14 @@ def test_a_line_only_the_message_index_knows_gets_its_message_page_not_a_guess_f
     assert first.startswith("**Known message:**") and m.example.strip()[:40] in first, reply
     assert f"{PUBLISHED}messages/{m.id}/" in reply
     assert "KB0" not in first  # no entry is the diagnosis
+
+
+def test_pnnx_lines_that_say_not_supported_yet_do_not_read_as_onnx2ncnns_message(tmp_path):
+    """onnx2ncnn prints '<ONNX op> not supported yet!'; pnnx prints 'UnaryOp sign not supported yet' (KB225, measured)
+    and 'permute 5-rank tensor is not supported yet' (KB073): those name no ONNX op onnx2ncnn lacks."""
+    page = f"{PUBLISHED}messages/onnx2ncnn-not-supported/"
+    for line, onnx2ncnn in (("UnaryOp sign not supported yet", False), ("permute 5-rank tensor is not supported yet", False),
+                            ("Erf not supported yet!", True), ("tile not supported yet", True)):
+        log = tmp_path / "user.log"
+        log.write_text(f"{line}\n", encoding="utf-8")
+        assert (page in kb_explain(str(log)).stdout) is onnx2ncnn, line
