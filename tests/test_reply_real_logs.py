@@ -106,3 +106,12 @@ def test_pnnx_lines_that_say_not_supported_yet_do_not_read_as_onnx2ncnns_message
         log = tmp_path / "user.log"
         log.write_text(f"{line}\n", encoding="utf-8")
         assert (page in kb_explain(str(log)).stdout) is onnx2ncnn, line
+
+
+def test_a_message_whose_causes_are_all_entries_is_not_said_to_have_none(tmp_path):
+    """MNN 3.4.0+'s line for a missing output: its message page (mnn-missing-output) lists no upstream report, only the
+    entries that print its 3.0-3.2 form; kb explain links it without counting "0 known upstream causes"."""
+    log = tmp_path / "user.log"
+    log.write_text("PipelineModule:: Can't find output hid from the model:\n", encoding="utf-8")
+    out = kb_explain(str(log)).stdout
+    assert f"{PUBLISHED}messages/mnn-missing-output/" in out and "0 known upstream" not in out, out

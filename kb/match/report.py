@@ -140,7 +140,7 @@ def _ruled(ruled: list[Explained]) -> list[str]:
 def _told(m: Message) -> str:
     """A message the report's words describe (no line of it in the report): its page lists the causes."""
     return (f"The report's words describe the message \"{m.shown}\" best (a guess from words; no line of it "
-            f"is in the report): its {len(m.causes)} known upstream causes and what tells them apart: {message_url(m.id)}")
+            f"is in the report): its causes and what tells them apart: {message_url(m.id)}")
 
 
 def _shown(h: Hit) -> str:
@@ -256,8 +256,14 @@ def _uncited(ranked: list[Explained], seen: list[Message]) -> list[str]:
     words): its page still lists its known causes."""
     cited = {h.rule.sig.message for x in ranked for h in x.hits}
     return [line for m in seen if m.id not in cited
-            for line in ("", f"The log also shows \"{m.shown}\", a {'generic ' * m.generic}message with "
-                             f"{len(m.causes)} known upstream causes: {message_url(m.id)}")]
+            for line in ("", f"The log also shows \"{m.shown}\", a {'generic ' * m.generic}message"
+                             f"{_upstream(m)}: {message_url(m.id)}")]
+
+
+def _upstream(m: Message) -> str:
+    """How many upstream reports the message page lists (none: its causes are the entries citing it)."""
+    n = len(m.causes)
+    return f" with {n} known upstream cause{'s' * (n != 1)}" if n else ", its causes and what tells them apart"
 
 
 def _query(line: str | None) -> str:
