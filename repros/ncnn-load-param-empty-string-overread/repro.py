@@ -1,4 +1,4 @@
-"""KB227: the model whose .param the checks write by hand (test_checks.py), with a quoted string value that is
+"""KB228: the model whose .param the checks write by hand (test_checks.py), with a quoted string value that is
 only an opening quote; the graph itself is not the cause."""
 
 import torch
