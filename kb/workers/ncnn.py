@@ -69,10 +69,7 @@ def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], b
     axes_in / axes_out: per blob, LEADING, None or a batch axis (see above). Without them, `batch`
     picks for every blob: False -> LEADING; True -> inputs as they are, outputs with a leading axis.
     """
-    import sys
-
     import ncnn
-    import numpy as np
 
     if axes_in is None:
         axes_in = [None if batch else LEADING] * len(blobs_in)
@@ -81,6 +78,21 @@ def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], b
 
     net = load(param, bin, options)
     gpu = bool(net.opt.use_vulkan_compute)
+    infer(net, feed, out, blobs_in, blobs_out, axes_in, axes_out, Path(param).name)
+    if gpu:  # before the interpreter unloads ncnn, or its Vulkan instance is torn down after the driver
+        del net
+        ncnn.destroy_gpu_instance()
+
+
+def infer(net, feed: str, out: str, blobs_in: list[str], blobs_out: dict[str, str], axes_in: list, axes_out: list,
+          model: str = "the model") -> None:
+    """Run a loaded ncnn.Net: feed blobs_in from the arrays in `feed` (in order), write blobs_out {blob: output name}
+    to `out`; per blob, LEADING, None or a batch axis. Also for an entry's own program that loads the Net its way."""
+    import sys
+
+    import ncnn
+    import numpy as np
+
     with np.load(feed) as z:
         arrays = [z[k] for k in z.files]
     if len(arrays) < len(blobs_in):
@@ -101,7 +113,7 @@ def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], b
     ex = net.create_extractor()
     for blob, mat in fed:
         if ex.input(blob, mat) != 0:
-            sys.exit(f"ncnn: input {blob!r} is not a blob of {Path(param).name}")
+            sys.exit(f"ncnn: input {blob!r} is not a blob of {model}")
     result = {}
     for (blob, name), axis in zip(blobs_out.items(), axes_out):
         ret, mat = ex.extract(blob)
@@ -111,6 +123,3 @@ def run(param: str, bin: str | None, feed: str, out: str, blobs_in: list[str], b
     del ex
     alive.clear()
     np.savez(out, **result)
-    if gpu:  # before the interpreter unloads ncnn, or its Vulkan instance is torn down after the driver
-        del net
-        ncnn.destroy_gpu_instance()

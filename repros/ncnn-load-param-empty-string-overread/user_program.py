@@ -1,7 +1,8 @@
-"""KB228's user program, run under valgrind in a child (test_checks.py's `loaded`): it imports ncnn and numpy
-only, since every module Python imports under valgrind costs seconds. text() writes each .param, string_problems()
-is the workaround's check, feed() the program."""
+"""KB228's user program, run under valgrind in a child (test_checks.py's `loaded`): it imports ncnn, numpy and
+kb's ncnn worker (standard library only), nothing else: every module Python imports under valgrind costs seconds.
+text() writes each .param, string_problems() is the workaround's check, feed() the program."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -42,9 +43,8 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
     program runs string_problems() first and hands ncnn the file only if it finds none. A refused Net is kept,
     never released: on the releases before 1.0.20260114, releasing it is KB161's crash, not this read."""
     import ncnn
-    import numpy as np
 
-    from kb.workers.ncnn import load
+    from kb.workers.ncnn import LEADING, infer, load
 
     first, _, layers = how.rpartition(":")
     edited = Path(out).with_name(f"{layers}.param")
@@ -63,18 +63,6 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
             refused.append(net)  # kept: see above
             print("ncnn: going on with the right .param", flush=True)
             net = load(param, None)
-    with np.load(inputs) as z:
-        x = np.ascontiguousarray(z["in0"][0], dtype=np.float32)  # a classic .param: no batch axis
-    ex = net.create_extractor()
-    mat = ncnn.Mat(x).clone()
-    if ex.input("in0", mat) != 0:
-        sys.exit("ncnn: input in0 failed")
-    ret, got = ex.extract("out0")
-    if ret != 0:
-        sys.exit(f"ncnn: extract out0 failed with {ret}")
-    np.savez(out, out0=np.array(got, dtype=np.float32, copy=True)[None])
-    del ex, net
+    infer(net, inputs, out, ["in0"], {"out0": "out0"}, [LEADING], [LEADING])  # a classic .param: no batch axis
     sys.stdout.flush()
-    import os
-
     os._exit(0)  # the refused Net is never released; valgrind's exit code still reports what it found
