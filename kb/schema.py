@@ -145,6 +145,12 @@ class Message(Strict):
     def shown(self) -> str:
         return self.template or re.sub(r"\b\d+(\.\d+)*\b", "<n>", self.example.strip())
 
+    @property
+    def upstream(self) -> str:
+        """'N known upstream cause(s)' for a reply; '' where the page lists none (its causes are the entries citing it)."""
+        n = len(self.causes)
+        return f"{n} known upstream cause{'s' * (n != 1)}" if n else ""
+
     @model_validator(mode="after")
     def _pattern_matches_example(self) -> Message:
         try:

@@ -196,14 +196,13 @@ def _message(m, text: str, ranked, from_words: bool = False) -> str:
     the message a report without the line describes."""
     rx = re.compile(m.pattern, re.IGNORECASE)
     line = next((ln.strip()[:200] for ln in text.splitlines() if rx.search(ln)), m.example)
-    causes = len(m.causes)
     first = (f"**Not a diagnosis yet:** your description sounds like the message {_code(m.shown)} (a guess from your words: "
              f"please post the exact line)" if from_words else
              f"**Known message:** {_code(line)} is a known {'message that several causes print' if m.generic else 'message'}"
              f"; no problem measured in this knowledge base explains it yet.")
     out = [first,
-           f"Its {causes} known upstream cause{'s' * (causes != 1)} (reported, not measured here) and how to tell them"
-           f" apart: {message_url(m.id)}"]
+           (f"Its {m.upstream} (reported, not measured here)" if m.upstream else "Its causes") +
+           f" and how to tell them apart: {message_url(m.id)}"]
     if ranked:
         out += ["", "The report's words also resemble (a guess from words alone):"]
         out += [f"- {r.entry.meta.id} *{r.entry.meta.title}*: {page_url(r.entry.slug)}" for r in ranked[:2]]

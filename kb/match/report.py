@@ -257,13 +257,8 @@ def _uncited(ranked: list[Explained], seen: list[Message]) -> list[str]:
     cited = {h.rule.sig.message for x in ranked for h in x.hits}
     return [line for m in seen if m.id not in cited
             for line in ("", f"The log also shows \"{m.shown}\", a {'generic ' * m.generic}message"
-                             f"{_upstream(m)}: {message_url(m.id)}")]
-
-
-def _upstream(m: Message) -> str:
-    """How many upstream reports the message page lists (none: its causes are the entries citing it)."""
-    n = len(m.causes)
-    return f" with {n} known upstream cause{'s' * (n != 1)}" if n else ", its causes and what tells them apart"
+                             f"{f' with {m.upstream}' if m.upstream else ', its causes and what tells them apart'}: "
+                             f"{message_url(m.id)}")]
 
 
 def _query(line: str | None) -> str:
