@@ -629,3 +629,11 @@ def test_op_pages_are_in_the_search_boxs_index(fixture_corpus):
         assert page in ranked, (query, ranked)
         assert not ranked[0].startswith("ops/")  # an entry or message about the op first
     assert index.rank("acosh") == ["ops/Acosh/"]  # an op no other page names (torch's op pages are not in the box)
+
+
+def test_prose_escapes_html_but_leaves_code_spans_as_written():
+    """A message's summary is Markdown prose: HTML outside code spans is escaped; inside, Markdown shows the text
+    literally, so escaping it there showed `Can&#39;t` and `&lt;name&gt;` on the page."""
+    from kb.site.markup import md_text
+
+    assert str(md_text("a <b> `Can't <name> & x` & <script>")) == "a &lt;b&gt; `Can't <name> & x` &amp; &lt;script&gt;"

@@ -58,9 +58,20 @@ def code_html(text: str) -> Markup:
     return Markup(f"<code>{str(escape(' '.join(text.split()))).translate(_MD)}</code>")
 
 
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
 def md_text(text: str) -> Markup:
-    """Text for a Markdown line (a heading): HTML cannot get in, Markdown's own punctuation stays."""
-    return Markup(" ".join(str(text).split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    """Text for a Markdown line (a heading, a paragraph of prose): HTML cannot get in, Markdown's own punctuation
+    stays. A `code span` is left as written: Markdown shows its text literally (escaped, it showed `&lt;`)."""
+    def esc(part: str) -> str:
+        return part.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+    line, out, at = " ".join(str(text).split()), [], 0
+    for m in _CODE_SPAN.finditer(line):
+        out += [esc(line[at:m.start()]), m[0]]
+        at = m.end()
+    return Markup("".join(out + [esc(line[at:])]))
 
 
 def _lower_bool(value: bool) -> str:
