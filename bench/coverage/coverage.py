@@ -9,7 +9,7 @@ classified by hand) and prints, for each draw and for all draws together, one ta
   * both again over the measurable bugs only: a bug is measurable unless its family needs what no
     machine here has (NOT_HERE, by family name): a GPU or NPU backend, a device's ARM/RISC-V kernels,
     ncnn's int8 tools, an MNN release older than the installable ones, another front end, a build or
-    toolchain, LLM tooling; or (`gone`, per thread) a reproducer written from the thread ran clean on the oldest
+    toolchain, LLM tooling, a bug only in a release PyPI has no wheel of; or (`gone`, per thread) a reproducer written from the thread ran clean on the oldest
     and the newest installable release of its engine: fixed before them, nothing here can show it
   * with 95% Wilson intervals.
 
@@ -87,6 +87,7 @@ NOT_HERE = {
     "other front end": r"tflite|caffe|mxnet|tf-|torchscript-frontend|darknet",
     "build/toolchain": r"build|android-zero|runtime-crash",
     "LLM tooling": r"llm|diffusion",
+    "a release with no wheel here": r"nowheel",  # the thread says which release, and PyPI has none for it
 }
 REF_RX = re.compile(r"\b(alibaba/MNN|Tencent/ncnn|pnnx/pnnx)#(\d+)\b"
                     r"|github\.com/(alibaba/MNN|Tencent/ncnn|pnnx/pnnx)/(?:issues|pull)/(\d+)", re.I)
