@@ -115,3 +115,18 @@ def test_a_message_whose_causes_are_all_entries_is_not_said_to_have_none(tmp_pat
     log.write_text("PipelineModule:: Can't find output hid from the model:\n", encoding="utf-8")
     out = kb_explain(str(log)).stdout
     assert f"{PUBLISHED}messages/mnn-missing-output/" in out and "0 known upstream" not in out, out
+
+
+def test_the_reply_names_a_known_message_the_log_shows_that_no_result_cites(tmp_path):
+    """The text output says "The log also shows ..." for such a line; the reply to paste says it too."""
+    from kb import messages
+
+    corpus = load_all(REPO)
+    cited = {s.message for e in corpus for s in e.meta.signatures}
+    m = next(m for m in messages.load_all(REPO, corpus).values() if m.id not in cited and m.causes)
+    log = tmp_path / "user.log"
+    log.write_text((LOGS / "mnn-3922.log").read_text(encoding="utf-8") + f"\n{m.example}\n", encoding="utf-8")
+    page = f"{PUBLISHED}messages/{m.id}/"
+    assert page in kb_explain(str(log)).stdout
+    reply = kb_explain("--format", "markdown", str(log)).stdout
+    assert reply.startswith("**Diagnosis:**") and page in reply, reply

@@ -46,6 +46,10 @@ def reply(ranked, text: str, wanted: list[Wanted], seen=(), told=()) -> str:
                 "that, the whole converter log (the first error line matters most) and the engine's release; "
                 f"meanwhile, search the site for the error line: {search_url(_first_line(text))}")
     asked = wanted or versions_in(text)
+    return "\n".join([_answer(ranked, asked)] + _also(uncited, text))
+
+
+def _answer(ranked, asked) -> str:
     x = ranked[0]
     if x.confidence != "match" and x.message is not None and x.message.generic:
         return _generic(ranked, x, asked)
@@ -191,11 +195,25 @@ def _generic(ranked, x, asked) -> str:
     return "\n".join(out)
 
 
+def _also(uncited, text: str) -> list[str]:
+    """Each known message the log shows that no result cites (as the text output's "The log also shows")."""
+    out = []
+    for m in uncited:
+        kind = "a message that several causes print" if m.generic else "a known message"
+        out += ["", f"Your log also shows {_code(_users(m, text))}, {kind}: {message_url(m.id)}"]
+    return out
+
+
+def _users(m, text: str) -> str:
+    """The user's own line for message `m` (else the catalogue's example)."""
+    rx = re.compile(m.pattern, re.IGNORECASE)
+    return next((ln.strip()[:200] for ln in text.splitlines() if rx.search(ln)), m.example)
+
+
 def _message(m, text: str, ranked, from_words: bool = False) -> str:
     """A line the message index knows, whose causes no entry of this knowledge base measured; or, `from_words`,
     the message a report without the line describes."""
-    rx = re.compile(m.pattern, re.IGNORECASE)
-    line = next((ln.strip()[:200] for ln in text.splitlines() if rx.search(ln)), m.example)
+    line = _users(m, text)
     first = (f"**Not a diagnosis yet:** your description sounds like the message {_code(m.shown)} (a guess from your words: "
              f"please post the exact line)" if from_words else
              f"**Known message:** {_code(line)} is a known {'message that several causes print' if m.generic else 'message'}"
