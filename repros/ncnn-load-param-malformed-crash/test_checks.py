@@ -57,9 +57,8 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
     from pathlib import Path
 
     import ncnn
-    import numpy as np
 
-    from kb.workers.ncnn import load
+    from kb.workers.ncnn import LEADING, infer, load
 
     check_first, _, edit_name = how.rpartition(":")
     text = Path(param).read_text()
@@ -82,17 +81,7 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
         del net  # the refused Net is released (ncnn's Net::clear() runs here)
         print("ncnn: the refused Net was released; going on with the .param pnnx wrote", flush=True)
     net = load(param, bin)
-    with np.load(inputs) as z:
-        x = np.ascontiguousarray(z["in0"][0], dtype=np.float32)  # pnnx's script feeds in0 without its batch axis
-    ex = net.create_extractor()
-    mat = ncnn.Mat(x).clone()
-    if ex.input("in0", mat) != 0:
-        sys.exit("ncnn: input in0 failed")
-    ret, got = ex.extract("out0")
-    if ret != 0:
-        sys.exit(f"ncnn: extract out0 failed with {ret}")
-    np.savez(out, out0=np.array(got, dtype=np.float32, copy=True)[None])  # pnnx's script adds the batch axis back
-    del ex
+    infer(net, inputs, out, ["in0"], {"out0": "out0"}, [LEADING], [LEADING])  # as pnnx's script: no batch axis in, added back out
 
 
 def edited_load(s, how: str):

@@ -41,13 +41,11 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
     ncnn refuses it (load_param != 0), release that Net and go on with the right .param. Nothing is run on a
     Net whose load_param failed. `how` = "recount:<header>": the program writes the header again from the
     layer lines (recount()) before ncnn reads the file."""
-    import sys
     from pathlib import Path
 
     import ncnn
-    import numpy as np
 
-    from kb.workers.ncnn import load
+    from kb.workers.ncnn import LEADING, infer, load
 
     fix, _, header = how.rpartition(":")
     edited = Path(out).with_name(f"{header}.param")
@@ -61,17 +59,7 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
         del net  # the refused Net is released
         print("ncnn: the refused Net was released; going on with the right .param", flush=True)
         net = load(param, None)
-    with np.load(inputs) as z:
-        x = np.ascontiguousarray(z["in0"][0], dtype=np.float32)  # a classic .param: no batch axis
-    ex = net.create_extractor()
-    mat = ncnn.Mat(x).clone()
-    if ex.input("in0", mat) != 0:
-        sys.exit("ncnn: input in0 failed")
-    ret, got = ex.extract("out0")
-    if ret != 0:
-        sys.exit(f"ncnn: extract out0 failed with {ret}")
-    np.savez(out, out0=np.array(got, dtype=np.float32, copy=True)[None])
-    del ex
+    infer(net, inputs, out, ["in0"], {"out0": "out0"}, [LEADING], [LEADING])  # a classic .param: no batch axis
 
 
 def loaded(s, how: str):
