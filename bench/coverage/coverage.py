@@ -82,7 +82,7 @@ ALIASES = {"ncnn-onnx2ncnn-squeeze-batch-axis": "ncnn-onnx2ncnn-squeeze-unsqueez
 NOT_HERE = {
     "GPU/NPU backend": r"gpu|vulkan|opencl|metal|coreml|npu|cuda",
     "armv7/RISC-V kernels": r"armv7|riscv|rvv",
-    "ncnn tools (int8, ncnnoptimize)": r"int8|ncnn-tools",
+    "ncnn tools (int8, ncnnoptimize)": r"(?<!mnn-)int8|ncnn-tools",  # MNN's int8 tool (mnnquant) runs here
     "MNN before 3.0.0": r"old-converter",
     "other front end": r"tflite|caffe|mxnet|tf-|torchscript-frontend|darknet",
     "build/toolchain": r"build|android-zero|runtime-crash",
