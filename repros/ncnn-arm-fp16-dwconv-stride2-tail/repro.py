@@ -1,4 +1,4 @@
-"""KB230: on an ARM CPU with fp16 arithmetic (ARMv8.2, ncnn's default there), a 3x3 stride-2 depthwise convolution
+"""KB231: on an ARM CPU with fp16 arithmetic (ARMv8.2, ncnn's default there), a 3x3 stride-2 depthwise convolution
 whose channels are a multiple of 8 (fp16 blobs packed by 8) gets one output column wrong when its output width
 leaves 2 or 3 after the groups of 4 (width 3, 6, 7, 10, 11, ...): the second of the last pair of columns, on every
 row and channel, is off by about the size of the outputs. Every other column is right to fp16's rounding.
