@@ -1,4 +1,4 @@
-"""KB230: ncnn's bilinear Interp from an input one pixel wide (or high) reads memory before the input.
+"""KB232: ncnn's bilinear Interp from an input one pixel wide (or high) reads memory before the input.
 
 `aspp`: a small DeepLabV3+ as in Tencent/ncnn#4981 (bubbliiiing's deeplabv3-plus-pytorch): a stride-2 stem, the ASPP
 whose fifth branch is torch.mean over H then W (a 1x1 map), a 1x1 conv, and F.interpolate(bilinear,

@@ -1,4 +1,4 @@
-"""KB230: ncnn's bilinear Interp on an input one pixel wide (or high) reads before the input's memory.
+"""KB232: ncnn's bilinear Interp on an input one pixel wide (or high) reads before the input's memory.
 
 Two ways to see the read: valgrind's memcheck reports it deterministically ("Invalid read of size 32", the pack-8
 row before the 1x1 map) where the values read vary from run to run and process to process; and, where the input

@@ -1,4 +1,4 @@
-"""KB230's user program, run in a child (test_checks.py).
+"""KB232's user program, run in a child (test_checks.py).
 
 loop() runs under valgrind and imports ncnn and the standard library only: numpy alone costs seconds to import
 there. As in Tencent/ncnn#4981 it runs one Net on the same input `runs` times, a new Extractor each time, the input
