@@ -1,4 +1,4 @@
-"""KB230 (Tencent/ncnn#5969): MobileViT's block unfolds its feature map into patch_area = ph * pw sequences of
+"""KB233 (Tencent/ncnn#5969): MobileViT's block unfolds its feature map into patch_area = ph * pw sequences of
 patches and runs its transformer on a (patch_area, patches, channels) tensor: a batch of 4 (2x2 patches) made
 inside the graph. pnnx before 20261020 writes that tensor as a 3-D ncnn blob and the attention (and Linear)
 layers after it as if it were one sequence; ncnn then dies (SIGSEGV; malloc's heap check in the thread) or gives

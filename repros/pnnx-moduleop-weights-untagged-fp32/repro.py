@@ -1,4 +1,4 @@
-"""KB231 (Tencent/ncnn#4997): a module kept whole by pnnx's moduleop= becomes one custom ncnn layer, and pnnx writes
+"""KB234 (Tencent/ncnn#4997): a module kept whole by pnnx's moduleop= becomes one custom ncnn layer, and pnnx writes
 that layer's weights to the .bin as they are, bare fp32 with no storage tag, whatever fp16= says: fp16=1 leaves them
 full size (the thread), and a custom layer that reads them the way ncnn's own layers read theirs (ModelBin::load
 with type 0, a tag first) cannot load the file. The model: a module holding nn.Linear(10, 10) and a scale, kept

@@ -1,4 +1,4 @@
-"""KB231: pnnx with moduleop=kb_repro.ScaledLinear (and fp16= as each check says), then ncnn with the user's custom
+"""KB234: pnnx with moduleop=kb_repro.ScaledLinear (and fp16= as each check says), then ncnn with the user's custom
 layer for that module (user_program.py, in a child), which reads its weights from the .bin with a tag (as ncnn's own
 layers do) or without one."""
 

@@ -1,4 +1,4 @@
-"""KB231's user program, run in a child (test_checks.py): ncnn with the user's custom layer for the module pnnx kept
+"""KB234's user program, run in a child (test_checks.py): ncnn with the user's custom layer for the module pnnx kept
 whole (ScaledLinear, y = x W^T * 2), which reads its 100 weights from the .bin in one of two ways:
 
 - "tagged": ModelBin::load(100, 0), as ncnn's own layers read their weights: a 4-byte tag first (0 for fp32,
