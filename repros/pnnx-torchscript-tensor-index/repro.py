@@ -1,4 +1,4 @@
-"""KB232: PyTorch advanced indexing (a tensor indexed by an index tensor or list: x[:, idx], x[:, i, j], x[:, mask]),
+"""KB235: PyTorch advanced indexing (a tensor indexed by an index tensor or list: x[:, idx], x[:, i, j], x[:, mask]),
 traced and converted with pnnx, stays a Tensor.index layer (pnnx maps aten::index to Tensor.index and has no ncnn
 rule for it), and ncnn's load_param refuses it. The rewrite picks the same entries with one-wide slices and
 concatenates them. A constant table indexed by a constant index (Swin's relative position bias) is folded into a
