@@ -1,4 +1,4 @@
-"""KB231: a Conv3d whose im2col buffer (Cin * kD*kH*kW * output D*H*W floats) passes 2^31 bytes, on MNN 3.0.0
+"""KB236: a Conv3d whose im2col buffer (Cin * kD*kH*kW * output D*H*W floats) passes 2^31 bytes, on MNN 3.0.0
 (alibaba/MNN#2298: a 3-D UNet with a (1, 64, 9, 256, 256) feature map; alibaba/MNN#2203: a 5-D input)."""
 
 import torch

@@ -1,4 +1,4 @@
-"""KB232: a Trilu whose data is a constant (torch.triu / torch.tril of a tensor built in forward, such as the causal
+"""KB237: a Trilu whose data is a constant (torch.triu / torch.tril of a tensor built in forward, such as the causal
 mask nn.Transformer.generate_square_subsequent_mask makes) stops MNN 3.0.0 at run time with "Reshape error:
 144 -> 2"; nn.MultiheadAttention with that mask as attn_mask is where users meet it."""
 
