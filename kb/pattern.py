@@ -107,6 +107,7 @@ class NodeSpec(Strict):
     attrs: dict[str, Pred] = {}
     attr_inputs: dict[str, int] = {}  # attribute -> the input slot that carries it in newer opsets
     graph_inputs: list[int] = []  # these input slots are fed directly by a model input
+    graph_output: bool | None = None  # True: the node writes one of its graph's outputs (a fusion may lose the name)
     const_inputs: list[int] = []  # these input slots are initializers or Constant outputs
     computed_inputs: list[int] = []  # these input slots are computed by a node: neither constants nor model inputs
     const_operand: bool = False  # some input is a constant, in either slot (commutative Mul/Add)
@@ -232,6 +233,7 @@ class GraphIndex:
         # list every weight as an input): it is a constant, not something the user feeds.
         self.inputs = Scope({i.name for i in graph.input} - own_consts, outer.inputs if outer else None)
         self.consts = Scope(own_consts, outer.consts if outer else None)
+        self.outputs = {o.name for o in graph.output}
         self.producer: dict[str, int] = {}
         self.consumers: dict[str, list[int]] = defaultdict(list)
         self.by_op: dict[str, list[int]] = defaultdict(list)
@@ -295,6 +297,8 @@ class GraphIndex:
         if spec.outputs is not None and not spec.outputs.test(sum(1 for t in node.output if t)):
             return False
         if spec.inputs is not None and not spec.inputs.test(len(node.input)):
+            return False
+        if spec.graph_output is not None and spec.graph_output != any(t in self.outputs for t in node.output):
             return False
         for slot in spec.graph_inputs:
             if slot >= len(node.input) or node.input[slot] not in self.inputs:

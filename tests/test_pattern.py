@@ -364,3 +364,17 @@ def test_input_rank_reads_the_stated_shape_and_unknown_takes_the_default(x_rank,
     if r_rank:
         g.value_info.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [2] * (r_rank - 1) + [4]))
     assert bool(find([MATVEC], helper.make_model(g))) is hit
+
+
+LAST_RELU = Pattern.model_validate({
+    "name": "last-relu", "summary": "",
+    "nodes": {"conv": {"op": "Conv"}, "relu": {"op": "Relu", "graph_output": True}}, "edges": [["conv", "relu"]],
+})
+
+
+@pytest.mark.parametrize("after, hit", [((), True), ((("Sigmoid", {}),), False)])
+def test_graph_output_tests_whether_the_node_writes_a_model_output(after, hit):
+    """KB238's Relu: fused into the Conv, it loses the name only when its output is the graph's."""
+    nodes = chain(("Conv", {}), ("Relu", {}), *after)
+    m = model(nodes, initializers=["w"])
+    assert bool(find([LAST_RELU], m)) is hit
