@@ -1,4 +1,4 @@
-"""KB233: two Resize nodes with sizes (opset 13+: roi and scales left as empty names) -> onnx2ncnn writes the second
+"""KB239: two Resize nodes with sizes (opset 13+: roi and scales left as empty names) -> onnx2ncnn writes the second
 as `Interp ... -1 1`. A DeepLabV3+ decoder: the ASPP output up to the low-level feature's size, then up to the
 input's size."""
 
