@@ -76,8 +76,9 @@ class MobileViTPerSequence(nn.Module):
     of the 4 patch-position sequences in turn: unbind, transformer and final LayerNorm per (1, 64, 64) piece,
     torch.cat(dim=0), fold. The form the observation came from."""
 
-    def __init__(self, channels=32, dim=64, heads=4):
+    def __init__(self, channels=32, dim=64, heads=4, join="cat"):
         super().__init__()
+        self.join = join
         self.local, self.proj_in = nn.Conv2d(channels, channels, 3, 1, 1), nn.Conv2d(channels, dim, 1)
         self.norm1, self.attention = nn.LayerNorm(dim), Attention(dim, heads)
         self.ffn = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, 2 * dim), nn.SiLU(), nn.Linear(2 * dim, dim))
@@ -92,7 +93,10 @@ class MobileViTPerSequence(nn.Module):
         b, c, h, w = f.shape
         u = f.reshape(b * c * h // 2, 2, w // 2, 2).transpose(1, 2)
         u = u.reshape(b, c, h * w // 4, 4).transpose(1, 3).reshape(4, h * w // 4, c)
-        u = torch.cat([self.layer(p.unsqueeze(0)) for p in torch.unbind(u, 0)], 0)
+        if self.join == "cat":
+            u = torch.cat([self.layer(p.unsqueeze(0)) for p in torch.unbind(u, 0)], 0)
+        else:  # the workaround: each sequence's output squeezed to 2-D, then torch.stack
+            u = torch.stack([self.layer(p.unsqueeze(0)).squeeze(0) for p in torch.unbind(u, 0)], 0)
         u = u.contiguous().view(b, 4, h * w // 4, -1).transpose(1, 3)
         f = u.reshape(b * c * h // 2, w // 2, 2, 2).transpose(1, 2).reshape(b, c, h, w)
         return x + self.proj_out(f)
@@ -106,6 +110,10 @@ def cases():
     # Workaround: each piece's LayerNorm output squeezed to 2-D, then torch.stack(dim=0)
     yield Case("unbind-layernorm-stack", seeded(PerSequence, join="stack"), (x,), trigger=False,
                rewrites="unbind-layernorm-cat", **TS)
+    m = randn(1, 32, 16, 16)
+    yield Case("mobilevit-per-sequence", seeded(lambda: MobileViTPerSequence().eval()), (m,), **TS)
+    yield Case("mobilevit-per-sequence-stack", seeded(lambda: MobileViTPerSequence(join="stack").eval()), (m,),
+               trigger=False, rewrites="mobilevit-per-sequence", **TS)
 
 
 def variants():
@@ -116,5 +124,4 @@ def variants():
     yield Case("layernorm-then-linear", seeded(PerSequence, op="ln-linear"), (x,), **TS)
     yield Case("slices-layernorm-cat", seeded(PerSequence, split="slices"), (x,), **TS)
     yield Case("split-layernorm-cat", seeded(PerSequence, split="split"), (x,), **TS)
-    yield Case("mobilevit-per-sequence", seeded(lambda: MobileViTPerSequence().eval()), (randn(1, 32, 16, 16),), **TS)
     yield Case("linear-cat-near-miss", seeded(PerSequence, op="linear", tail="relu"), (x,), trigger=False, **TS)
