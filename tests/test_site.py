@@ -210,6 +210,17 @@ def test_a_message_example_is_shown_verbatim():
     assert "ncnn: extract 'out0' <b> failed\n```" in text and "&#39;" not in text
 
 
+def test_a_generic_message_with_one_known_cause_says_it_in_the_singular():
+    """'1 known cause print it, so seeing it alone names none of them' read wrong (ncnn-invalid-blob-count)."""
+    from kb.schema import Message
+    from kb.site.messages import message_page
+
+    m = Message(id="x-one", engines=["ncnn"], pattern="x", example="x", summary="s", generic=True,
+                causes=[{"ref": "Tencent/ncnn#1", "cause": "c"}])
+    text = message_page(m, [], {})
+    assert "1 known cause prints it, and others may too" in text and "none of them" not in text, text
+
+
 def test_search_is_configured_for_chinese():
     import jieba  # noqa: F401  mkdocs-material segments Chinese only when jieba is installed
 
