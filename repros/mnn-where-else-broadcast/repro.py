@@ -61,6 +61,45 @@ class Sequence(nn.Module):
         return torch.relu(torch.where(h > 0.3, h, self.default))
 
 
+class InputFill(nn.Module):
+    """Conv, then torch.where(y > 0.5, y, fill) with `fill` a second model input (not a constant), ReLU."""
+
+    def __init__(self, swap=False):
+        super().__init__()
+        self.conv = nn.Conv2d(3, C, 3, padding=1)
+        self.swap = swap
+
+    def forward(self, x, fill):
+        y = self.conv(x)
+        z = torch.where(y <= 0.5, fill, y) if self.swap else torch.where(y > 0.5, y, fill)
+        return torch.relu(z)
+
+
+class InputExpanded(InputFill):
+    """The workaround on an input fill: fill.expand_as(y) (an Expand node, as the fill is not a constant)."""
+
+    def forward(self, x, fill):
+        y = self.conv(x)
+        return torch.relu(torch.where(y > 0.5, y, fill.expand_as(y)))
+
+
+class ComputedFill(nn.Module):
+    """Conv, then torch.where(y > 0.5, y, fill) with `fill` computed from y by a reduction that keeps its
+    axes: the channel means [1, C, 1, 1] (`dims=(2, 3)`) or the channel maximum [1, 1, H, W] (`dims=(1,)`)."""
+
+    def __init__(self, dims=(2, 3), swap=False):
+        super().__init__()
+        self.conv = nn.Conv2d(3, C, 3, padding=1)
+        self.dims, self.swap = dims, swap
+
+    def forward(self, x):
+        y = self.conv(x)
+        fill = y.mean(dim=self.dims, keepdim=True) if len(self.dims) > 1 else y.amax(dim=self.dims, keepdim=True)
+        fill = fill - 1.0
+        z = torch.where(y <= 0.5, fill, y) if self.swap else torch.where(y > 0.5, y, fill)
+        return torch.relu(z)
+
+
 def image(seed=1):
     torch.manual_seed(seed)
     return torch.randn(1, 3, H, W)
@@ -81,6 +120,48 @@ def cases():
                rewrites="where-channel")
     # Control: a scalar-like fill (one element), which MNN's kernel reads as a scalar.
     yield Case("where-one-element", seeded(Net, shape=(1,)), (x,), ["x"], ["y"], opset=18, dynamo=True, trigger=False)
+    # The fill as a second model input, or computed by a node. The trigger pattern tests the shapes of
+    # constants only (a pattern can state a non-constant input's rank, not its dims, and the full-shape and
+    # one-element fills that work have the same rank as those that fail), so `kb scan` does not flag these:
+    # trigger=False here, and the bug rows measure them.
+    torch.manual_seed(5)
+    yield Case("input-row", seeded(InputFill, seed=3), (x, torch.randn(1, 1, 1, W)), ["x", "fill"], ["y"],
+               opset=18, dynamo=True, trigger=False)
+    torch.manual_seed(5)
+    yield Case("input-channel", seeded(InputFill, seed=3), (x, torch.randn(1, C, 1, 1)), ["x", "fill"], ["y"],
+               opset=18, dynamo=True, trigger=False)
+    torch.manual_seed(5)
+    yield Case("input-column", seeded(InputFill, seed=3), (x, torch.randn(1, 1, H, 1)), ["x", "fill"], ["y"],
+               opset=18, dynamo=True, trigger=False)
+    torch.manual_seed(5)
+    yield Case("input-plane", seeded(InputFill, seed=3), (x, torch.randn(1, 1, H, W)), ["x", "fill"], ["y"],
+               opset=18, dynamo=True, trigger=False)
+    torch.manual_seed(5)
+    yield Case("input-c11", seeded(InputFill, seed=3), (x, torch.randn(C, 1, 1)), ["x", "fill"], ["y"],
+               opset=18, dynamo=True, trigger=False)
+    torch.manual_seed(5)
+    yield Case("input-row-torchscript", seeded(InputFill, seed=3), (x, torch.randn(1, 1, 1, W)), ["x", "fill"],
+               ["y"], opset=17, dynamo=False, trigger=False)
+    yield Case("computed-channel-mean", seeded(ComputedFill, seed=3), (x,), ["x"], ["y"], opset=18, dynamo=True,
+               trigger=False)
+    yield Case("computed-channel-max", seeded(ComputedFill, seed=3, dims=(1,)), (x,), ["x"], ["y"], opset=18,
+               dynamo=True, trigger=False)
+    # Controls on an input fill: the output's full shape, and one element.
+    torch.manual_seed(5)
+    yield Case("input-full", seeded(InputFill, seed=3), (x, torch.randn(1, C, H, W)), ["x", "fill"], ["y"],
+               opset=18, dynamo=True, trigger=False)
+    torch.manual_seed(5)
+    yield Case("input-one-element", seeded(InputFill, seed=3), (x, torch.randn(1, 1, 1, 1)), ["x", "fill"], ["y"],
+               opset=18, dynamo=True, trigger=False)
+    # Workarounds on the input and computed fills (the same weights and inputs).
+    torch.manual_seed(5)
+    yield Case("input-row-swapped", seeded(InputFill, seed=3, swap=True), (x, torch.randn(1, 1, 1, W)),
+               ["x", "fill"], ["y"], opset=18, dynamo=True, trigger=False, rewrites="input-row")
+    torch.manual_seed(5)
+    yield Case("input-row-expanded", seeded(InputExpanded, seed=3), (x, torch.randn(1, 1, 1, W)), ["x", "fill"],
+               ["y"], opset=18, dynamo=True, trigger=False, rewrites="input-row")
+    yield Case("computed-mean-swapped", seeded(ComputedFill, seed=3, swap=True), (x,), ["x"], ["y"], opset=18,
+               dynamo=True, trigger=False, rewrites="computed-channel-mean")
 
 
 def variants():
