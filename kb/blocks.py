@@ -6,7 +6,10 @@ change here exports again every entry that imports this module (kb.artifacts key
 - the fp16-range family (KB075 ncnn Vulkan, KB076 ncnn on ARM, KB077 MNN precision low), whose models are the
   same and whose engines differ;
 - space to depth and depth to space in TensorFlow's order (KB218 onnx2ncnn, KB219 pnnx), and the `edit=` functions that
-  put the one ONNX node tf2onnx writes in place of torch's Reshape-Transpose-Reshape."""
+  put the one ONNX node tf2onnx writes in place of torch's Reshape-Transpose-Reshape;
+- MobileViT's self-attention (KB233, KB240)."""
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -168,6 +171,25 @@ class ViTBlock(nn.Module):
         x = x + self.attn(h, h, h, need_weights=False)[0]
         x = x + self.mlp(self.ln2(x))
         return self.norm(x)
+
+
+class MobileViTAttention(nn.Module):
+    """MobileViT's self-attention (MobileViTSelfAttention + MobileViTSelfOutput): q, k, v, softmax(q k^T / sqrt(d)) v,
+    out projection (KB233, KB240)."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.query, self.key, self.value, self.out = (nn.Linear(dim, dim) for _ in range(4))
+
+    def split(self, x):
+        return x.view(x.shape[0], x.shape[1], self.heads, self.head_dim).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
+        p = F.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim), dim=-1)
+        c = torch.matmul(p, v).permute(0, 2, 1, 3).contiguous()
+        return self.out(c.view(c.shape[0], c.shape[1], -1))
 
 
 def features(scale, n=8, d=64, seed=1):

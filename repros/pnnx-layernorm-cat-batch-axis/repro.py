@@ -4,13 +4,11 @@ LayerNorm's output as its batch axis and writes the cat as `Concat 0=-233` (a co
 2-D blobs ncnn's LayerNorm returns; ncnn 1.0.20261020 returns an empty blob for it, and the next layer dies (SIGFPE,
 SIGSEGV) or fails. Seen rebuilding MobileViT (KB233) with its transformer run per sequence. TorchScript path."""
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kb.blocks import randn, seeded
+from kb.blocks import MobileViTAttention, randn, seeded
 from kb.export import Case
 
 TS = dict(input_names=["in0"], output_names=["out0"], opset=17, dynamo=False, torchscript=True)
@@ -53,24 +51,6 @@ class PerSequence(nn.Module):
         return y.reshape(x.shape)
 
 
-class Attention(nn.Module):
-    """MobileViT's self-attention (as KB233 writes it): q, k, v, softmax(q k^T / sqrt(d)) v, out projection."""
-
-    def __init__(self, dim, heads):
-        super().__init__()
-        self.heads, self.head_dim = heads, dim // heads
-        self.query, self.key, self.value, self.out = (nn.Linear(dim, dim) for _ in range(4))
-
-    def split(self, x):
-        return x.view(x.shape[0], x.shape[1], self.heads, self.head_dim).permute(0, 2, 1, 3)
-
-    def forward(self, x):
-        q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
-        p = F.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim), dim=-1)
-        c = torch.matmul(p, v).permute(0, 2, 1, 3).contiguous()
-        return self.out(c.view(c.shape[0], c.shape[1], -1))
-
-
 class MobileViTPerSequence(nn.Module):
     """One MobileViT block (32 channels, width 64, 2x2 patches, 1 transformer layer) whose transformer runs on each
     of the 4 patch-position sequences in turn: unbind, transformer and final LayerNorm per (1, 64, 64) piece,
@@ -80,7 +60,7 @@ class MobileViTPerSequence(nn.Module):
         super().__init__()
         self.join = join
         self.local, self.proj_in = nn.Conv2d(channels, channels, 3, 1, 1), nn.Conv2d(channels, dim, 1)
-        self.norm1, self.attention = nn.LayerNorm(dim), Attention(dim, heads)
+        self.norm1, self.attention = nn.LayerNorm(dim), MobileViTAttention(dim, heads)
         self.ffn = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, 2 * dim), nn.SiLU(), nn.Linear(2 * dim, dim))
         self.norm, self.proj_out = nn.LayerNorm(dim), nn.Conv2d(dim, channels, 1)
 

@@ -5,13 +5,11 @@ layers after it as if it were one sequence; ncnn then dies (SIGSEGV; malloc's he
 NaN. The model is MobileViT-v1 (apple/deeplabv3-mobilevit-xx-small) written by hand after transformers'
 modeling_mobilevit.py, random weights; TorchScript (pnnx.export's path)."""
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kb.blocks import randn, seeded
+from kb.blocks import MobileViTAttention, randn, seeded
 from kb.export import Case
 
 IO = dict(input_names=["in0"], output_names=["out0"], opset=17, dynamo=False)
@@ -36,28 +34,10 @@ class InvertedResidual(nn.Module):
         return x + self.body(x) if self.res else self.body(x)
 
 
-class Attention(nn.Module):
-    """MobileViTSelfAttention + MobileViTSelfOutput: q, k, v, softmax(q k^T / sqrt(d)) v, out projection."""
-
-    def __init__(self, dim, heads):
-        super().__init__()
-        self.heads, self.head_dim = heads, dim // heads
-        self.query, self.key, self.value, self.out = (nn.Linear(dim, dim) for _ in range(4))
-
-    def split(self, x):
-        return x.view(x.shape[0], x.shape[1], self.heads, self.head_dim).permute(0, 2, 1, 3)
-
-    def forward(self, x):
-        q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
-        p = F.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim), dim=-1)
-        c = torch.matmul(p, v).permute(0, 2, 1, 3).contiguous()
-        return self.out(c.view(c.shape[0], c.shape[1], -1))
-
-
 class TransformerLayer(nn.Module):
     def __init__(self, dim, heads, mlp=2.0, ffn=True):
         super().__init__()
-        self.norm1, self.attention = nn.LayerNorm(dim), Attention(dim, heads)
+        self.norm1, self.attention = nn.LayerNorm(dim), MobileViTAttention(dim, heads)
         self.ffn = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, int(dim * mlp)), nn.SiLU(),
                                  nn.Linear(int(dim * mlp), dim)) if ffn else None
 
