@@ -51,7 +51,9 @@ def feed(param: str, bin: str, inputs: str, out: str, how: str) -> None:
 
         def forward(self, bottom, top, opt):
             x = np.array(bottom).reshape(-1, 10)
-            top.clone_from(ncnn.Mat(np.ascontiguousarray(x @ self.weight.T * 2, dtype=np.float32)), opt.blob_allocator)
+            y = np.ascontiguousarray(x @ self.weight.T * 2, dtype=np.float32)  # held: ncnn.Mat(y) does not own it
+            mat = ncnn.Mat(y)
+            top.clone_from(mat, opt.blob_allocator)  # a copy ncnn owns, made while y and mat are alive
             return 0
 
     layers = []
