@@ -155,6 +155,24 @@ def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cw
                        memory=memory)
 
 
+MEMCHECK_EXIT = 99  # the exit code of a step memcheck saw read or write outside a block
+
+
+def under_memcheck() -> dict[str, Any]:
+    """run_function's `python` and `env` for a step run under valgrind's memcheck: uninitialised-value reports off
+    (Python's own start-up prints many), so only reads and writes outside a block count, and they make the step
+    exit MEMCHECK_EXIT; kb/valgrind.supp silences the dynamic loader's known report. Unavailable without valgrind."""
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        from kb.engines.base import Unavailable
+
+        raise Unavailable("valgrind is not installed (apt-get install valgrind)")
+    memcheck = ["valgrind", "-q", "--undef-value-errors=no", f"--error-exitcode={MEMCHECK_EXIT}",
+                f"--suppressions={Path(__file__).with_name('valgrind.supp')}"]
+    return {"python": [*memcheck, sys.executable], "env": {"PYTHONMALLOC": "malloc"}}  # malloc: blocks memcheck sees
+
+
 def _main() -> None:
     from kb.target import call
 

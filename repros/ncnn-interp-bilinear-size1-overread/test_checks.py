@@ -6,24 +6,17 @@ of the Interp is the model's own input in 3 channels (ncnn keeps it unpacked and
 put just before that buffer reaches the output every time."""
 
 import importlib.util
-import shutil
-import sys
 from pathlib import Path
 
 from kb import child
 from kb.checks import Checks
 from kb.compare import Outputs
-from kb.engines.base import Unavailable
 
 checks = Checks(__file__)
-_spec = importlib.util.spec_from_file_location("kb230_user_program", Path(__file__).with_name("user_program.py"))
+_spec = importlib.util.spec_from_file_location("kb232_user_program", Path(__file__).with_name("user_program.py"))
 program = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(program)
 
-# memcheck with its uninitialised-value reports off (Python's own start-up prints many): reads and writes outside
-# a block only, then exit 99. valgrind.supp silences the dynamic loader's known report.
-VALGRIND = ["valgrind", "-q", "--undef-value-errors=no", "--error-exitcode=99",
-            f"--suppressions={Path(__file__).with_name('valgrind.supp')}"]
 ATOL = 1e-3  # pnnx writes the weights as fp16 by default
 
 
@@ -32,8 +25,7 @@ def looped(s, param: Path, bin: Path, case: str, runs: int = 2, lightmode: bool 
     a block only, which make it exit 99). The input goes in as raw float32 (numpy is not imported there)."""
     import numpy as np
 
-    if shutil.which("valgrind") is None:
-        raise Unavailable("valgrind is not installed (apt-get install valgrind)")
+    memcheck = child.under_memcheck()
     with np.load(s.artifacts.inputs(case)) as z:
         x = np.ascontiguousarray(z["in0"][0], dtype=np.float32)
     raw = s.path(f"{case}.in0.f32")
@@ -41,7 +33,7 @@ def looped(s, param: Path, bin: Path, case: str, runs: int = 2, lightmode: bool 
     how = "" if lightmode else ", lightmode off"
     out = s.path(f"{param.stem}-loop{'' if lightmode else '-lightmode-off'}.npz")
     s.step(child.run_function(f"ncnn loop {runs} runs{how} under valgrind", "user_program:loop", cwd=s.entry.dir,
-                              python=[*VALGRIND, sys.executable], env={"PYTHONMALLOC": "malloc"}, param=str(param),
+                              **memcheck, param=str(param),
                               bin=str(bin), raw=str(raw), shape=list(x.shape), out=str(out), runs=runs,
                               lightmode=lightmode), produces=[out])
     return Outputs.load(case, out, f"ncnn {s.ncnn.version()} under valgrind")

@@ -8,13 +8,10 @@ at the byte before its buffer. Nothing a user sees changes (load_param returns 0
 (or AddressSanitizer, as in Tencent/ncnn#6915) is what shows the read."""
 
 import importlib.util
-import shutil
-import sys
 from pathlib import Path
 
 from kb import child
 from kb.checks import Checks
-from kb.engines.base import Unavailable
 from kb.compare import Outputs
 
 checks = Checks(__file__)
@@ -24,21 +21,16 @@ _spec = importlib.util.spec_from_file_location("kb228_user_program", Path(__file
 program = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(program)
 
-# valgrind's memcheck with its uninitialised-value reports off (Python's own start-up prints many): it reports
-# reads and writes outside a block, and then exits 99. valgrind.supp silences the dynamic loader's known one.
-VALGRIND = ["valgrind", "-q", "--undef-value-errors=no", "--error-exitcode=99",
-            f"--suppressions={Path(__file__).with_name('valgrind.supp')}"]
 
 
 def loaded(s, how: str):
     """The right .param written beside; a child runs the user's program, feed(how), under valgrind (memcheck,
     uninitialised-value reports off: only reads and writes outside a block, which make it exit 99)."""
-    if shutil.which("valgrind") is None:
-        raise Unavailable("valgrind is not installed (apt-get install valgrind)")
+    memcheck = child.under_memcheck()
     right = s.ncnn.write_param("relu-sigmoid.param", program.text("right"))
     out = s.path(f"relu-sigmoid-{how.replace(':', '-')}.npz")
     s.step(child.run_function(f"ncnn feed {how} under valgrind", "user_program:feed", cwd=s.entry.dir,
-                              python=[*VALGRIND, sys.executable], env={"PYTHONMALLOC": "malloc"},
+                              **memcheck,
                               param=str(right), bin=str(right), inputs=str(s.artifacts.inputs("relu-sigmoid")),
                               out=str(out), how=how), produces=[out])
     return Outputs.load("relu-sigmoid", out, f"ncnn {s.ncnn.version()} under valgrind")
