@@ -120,8 +120,19 @@ def _serve(preload: list[str]) -> None:
         if timed_out:
             os.killpg(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
+        _add_memcheck_log(job, pid)
         replies.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status), "timed_out": timed_out}) + "\n")
         replies.flush()
+
+
+def _add_memcheck_log(job: dict[str, Any], pid: int) -> None:
+    """Under valgrind (kb.child.under_memcheck), the fork's report went to a file of its pid: add it to the output."""
+    logs = job["env"].get("KB_MEMCHECK_LOGS")
+    log = Path(logs, str(pid)) if logs else None
+    if log and log.exists():
+        with open(job["output"], "ab") as out:
+            out.write(log.read_bytes())
+        log.unlink()
 
 
 def _ended(pid: int, timeout: float) -> bool:

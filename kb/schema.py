@@ -250,6 +250,7 @@ class CheckRow(Strict):
     script: str | None = Field(None, pattern=r"^[\w.-]+\.py$")  # a file in the entry's folder
     mode: str | None = None
     lists: bool | None = None
+    memcheck: bool | None = None
     atol: float | None = None
     rtol: float | None = None
     range_tol: float | None = None  # quantized outputs: max diff as a fraction of the output range
@@ -294,7 +295,8 @@ class CheckRow(Strict):
     def settings(self) -> dict:
         """The pipeline's options the row sets."""
         return {k: getattr(self, k) for k in ("source", "inputs", "outputs", "flags", "cpu", "precision", "fp16",
-                                              "batch", "options", "method", "samples", "script", "mode", "lists")
+                                              "batch", "options", "method", "samples", "script", "mode", "lists",
+                                              "memcheck")
                 if getattr(self, k) is not None}
 
 

@@ -193,3 +193,30 @@ def test_a_long_child_dies_with_the_process_that_started_it(tmp_path, how):
     finally:
         if alive():
             os.kill(child, signal.SIGKILL)
+
+
+def write_past_a_block(n):
+    """A C library writing one byte past a heap block of n bytes (the heap's layout decides whether it crashes)."""
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    p = libc.malloc(n)
+    ctypes.memset(p + n, 0x41, 1)
+    libc.free(p)
+
+
+@pytest.mark.skipif(__import__("shutil").which("valgrind") is None, reason="valgrind is not installed")
+def test_memcheck_in_a_warm_python_reports_each_forks_write_past_a_block():
+    """under_memcheck(preload): a fork of the warm valgrind Python that writes past a heap block exits MEMCHECK_EXIT,
+    and the report is in that step's output (each fork's goes to a file of its own, which the server adds); a clean
+    step exits 0 with no report."""
+    from kb.child import MEMCHECK_EXIT, under_memcheck
+
+    memcheck = under_memcheck("tests.test_child")
+    for _ in range(2):  # a warm server's second fork too
+        step = run_function("overflow", "tests.test_child:write_past_a_block", n=24, **memcheck)
+        assert step.returncode == MEMCHECK_EXIT and "Invalid write of size 1" in step.output, step.output[-500:]
+        step = run_function("clean", "tests.test_child:write_sum", a=1, b=2, out="/dev/null", **memcheck)
+        assert step.returncode == 0 and "Invalid" not in step.output, step.output[-500:]

@@ -121,10 +121,12 @@ class MNN(Engine):
         """The default MNN path: mnnconvert (with `flags`), then the Module API."""
         return self.run(self.convert(case, *flags, tag=""), case)
 
-    def script(self, case: str, script: Path, mode: str, flags=(), lists: bool = False) -> Outputs:
+    def script(self, case: str, script: Path, mode: str, flags=(), lists: bool = False,
+               memcheck: bool = False) -> Outputs:
         """Convert `case`, then run `script` (the user's own MNN Python code) by runpy in a fresh Python, with the
         globals MODEL, FEED (the inputs, .npz), OUTPUTS (their names), OUT (the .npz it writes) and MODE; with
-        `lists`, also INPUTS ({name: (values as a flat list, shape)}) for code that runs without numpy."""
+        `lists`, also INPUTS ({name: (values as a flat list, shape)}) for code that runs without numpy; with
+        `memcheck`, under valgrind (kb.child.under_memcheck: a write outside a block is seen every time)."""
         model = self.convert(case, *flags)
         out = self.s.path(f"{case}.{mode}.npz")
         glb = {"MODEL": str(model), "FEED": str(self.s.artifacts.inputs(case)), "OUT": str(out),
@@ -134,8 +136,10 @@ class MNN(Engine):
 
             with np.load(glb["FEED"]) as z:
                 glb["INPUTS"] = {k: (z[k].astype(np.float32).ravel().tolist(), list(z[k].shape)) for k in z.files}
-        self.s.step(child.run_function(f"MNN {mode} {model.name}", "runpy:run_path", path_name=str(script),
-                                       init_globals=glb, shown=f"python {script.name}  # MODE={mode}, on {model.name}"),
+        under = child.under_memcheck("numpy", "MNN") if memcheck else {}
+        self.s.step(child.run_function(f"MNN {mode} {model.name}{' under valgrind' if memcheck else ''}",
+                                       "runpy:run_path", path_name=str(script), init_globals=glb, **under,
+                                       shown=f"python {script.name}  # MODE={mode}, on {model.name}"),
                     produces=[out])
         return Outputs.load(case, out, f"MNN {self.version()} ({mode})")
 
