@@ -169,6 +169,7 @@ def _child(job: dict[str, Any], null: int) -> None:
         os.dup2(out, 2)
         if job["cwd"]:
             os.chdir(job["cwd"])
+            sys.path[0] = os.getcwd()  # as `python -m kb.child` started there has it: the folder's modules import
         call_target(job["target"], job["kwargs"])
         code = 0
     except SystemExit as e:  # as the interpreter ends: a message is printed, None is success

@@ -220,3 +220,12 @@ def test_memcheck_in_a_warm_python_reports_each_forks_write_past_a_block():
         assert step.returncode == MEMCHECK_EXIT and "Invalid write of size 1" in step.output, step.output[-500:]
         step = run_function("clean", "tests.test_child:write_sum", a=1, b=2, out="/dev/null", **memcheck)
         assert step.returncode == 0 and "Invalid" not in step.output, step.output[-500:]
+
+
+def test_a_fork_imports_the_modules_of_its_working_folder_as_a_fresh_python_there_does(tmp_path):
+    """A step's target may be a module beside an entry (user_program:feed, cwd the entry's folder): `python -m`
+    started there finds it, and so must a fork of a warm server started elsewhere."""
+    (tmp_path / "beside_me.py").write_text("def write(out):\n    open(out, 'w').write('found')\n")
+    for warm in ({}, {"python": [sys.executable], "preload": ("json",)}):
+        step = run_function("beside", "beside_me:write", cwd=tmp_path, out=str(tmp_path / "o"), **warm)
+        assert step.returncode == 0 and (tmp_path / "o").read_text() == "found", step.output[-300:]

@@ -25,7 +25,7 @@ def looped(s, param: Path, bin: Path, case: str, runs: int = 2, lightmode: bool 
     a block only, which make it exit 99). The input goes in as raw float32 (numpy is not imported there)."""
     import numpy as np
 
-    memcheck = child.under_memcheck()
+    memcheck = child.under_memcheck("ncnn")  # a warm valgrind Python with ncnn (not numpy) imported forks each run
     with np.load(s.artifacts.inputs(case)) as z:
         x = np.ascontiguousarray(z["in0"][0], dtype=np.float32)
     raw = s.path(f"{case}.in0.f32")

@@ -26,7 +26,7 @@ _spec.loader.exec_module(program)
 def loaded(s, how: str):
     """The right .param written beside; a child runs the user's program, feed(how), under valgrind (memcheck,
     uninitialised-value reports off: only reads and writes outside a block, which make it exit 99)."""
-    memcheck = child.under_memcheck()
+    memcheck = child.under_memcheck("ncnn", "numpy")  # a warm valgrind Python forks each run
     right = s.ncnn.write_param("relu-sigmoid.param", program.text("right"))
     out = s.path(f"relu-sigmoid-{how.replace(':', '-')}.npz")
     s.step(child.run_function(f"ncnn feed {how} under valgrind", "user_program:feed", cwd=s.entry.dir,
