@@ -59,7 +59,7 @@ def seen(sig: Signature, ev: Evidence, generic: bool = False) -> str | None:
             return None  # values of tensors of other shapes are not compared
         if sig.kind == "nan" and c.metrics.nan:
             return c.describe()
-        if sig.kind == "mismatch" and not c.close and not c.metrics.nan:
+        if sig.kind == "mismatch" and not c.close and (sig.or_nan or not c.metrics.nan):
             return c.describe()
     return None
 

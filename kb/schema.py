@@ -66,6 +66,9 @@ class Signature(Strict):
     # log: the same failure may kill `step` with this signal instead (regex on its name), where the engine reads
     # memory it does not own and what it finds varies from run to run.
     or_signal: str | None = None
+    # mismatch: some or all of the wrong values may be NaN or inf instead, for the same reason (memory the engine
+    # does not own): one outcome, not two that swap from run to run.
+    or_nan: bool = False
 
     @field_validator("evidence")
     @classmethod
@@ -85,6 +88,8 @@ class Signature(Strict):
             raise ValueError(f"signature {self.id!r}: kind crash needs `step`, the step that crashes")
         if self.or_signal and (self.kind != "log" or not self.step):
             raise ValueError(f"signature {self.id!r}: or_signal needs kind log and `step`, the step that crashes")
+        if self.or_nan and self.kind != "mismatch":
+            raise ValueError(f"signature {self.id!r}: or_nan is for kind mismatch (wrong values, NaN among them)")
         if self.pattern:
             try:
                 rx = re.compile(self.pattern)

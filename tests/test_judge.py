@@ -93,6 +93,20 @@ def test_log_signature_with_or_signal_counts_that_crash_in_its_step_only():
         Signature(id="x", kind="log", pattern="p", or_signal="SIGSEGV", summary="no step")
 
 
+def test_a_mismatch_signature_with_or_nan_counts_nan_among_the_wrong_values_as_itself():
+    # ncnn's ARM kernel reading past its input: garbage in one run, NaN in another; one fault, one signature
+    sig = Signature(id="garbage", kind="mismatch", or_nan=True, summary="values read past the input")
+    meta = META.model_copy(update={"signatures": [sig]})
+    for got in ([1, 9], [np.nan, 9], [np.inf, 1]):
+        j = judge("bug", ["garbage"], meta, Evidence([step()], None, outputs(got, [1, 2])))
+        assert (j.verdict, j.signature) == ("reproduces", "garbage"), got
+    assert judge("bug", ["garbage"], meta, Evidence([step()], None, outputs([1, 2], [1, 2]))).verdict == "fixed"
+    plain = meta.model_copy(update={"signatures": [sig.model_copy(update={"or_nan": False})]})
+    assert judge("bug", ["garbage"], plain, Evidence([step()], None, outputs([np.nan, 9], [1, 2]))).verdict == "differs"
+    with pytest.raises(ValueError, match="or_nan is for kind mismatch"):
+        Signature(id="x", kind="nan", or_nan=True, summary="not a mismatch")
+
+
 def test_workaround_needs_matching_outputs():
     assert judge("workaround", [], META, Evidence([step()], None, outputs([1, 2], [1, 2]))).verdict == "works"
     assert judge("workaround", [], META, Evidence([step()], None, outputs([1, 3], [1, 2]))).verdict == "broken"

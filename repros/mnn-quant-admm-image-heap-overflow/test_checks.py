@@ -1,7 +1,6 @@
 """mnnquant's ADMM calibration reading images: each check writes seeded BMP images and an mnnquant config in
 the "image" layout (tools/quantization's default input_type), quantizes the case's float .mnn, then runs it."""
 
-import json
 import struct
 
 from kb.checks import Checks

@@ -6,7 +6,6 @@ far from the float model's: on 3.6.1 its positive values come out multiplied by 
 """
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from kb.export import Case

@@ -7,7 +7,6 @@ feeds a classic ncnn model's input without its leading 1, so a case fed as a 2-D
 model adds the channel axis (x.unsqueeze(1)), and the cases delete that Unsqueeze from the export (Case.edit), which
 leaves the Input-then-Convolution graph of the (1, 1, h, w) model, fed with the (h, w) array."""
 
-import torch
 from torch import nn
 
 from kb.blocks import randn, seeded

@@ -4,7 +4,6 @@ its own LSTM layer only when the Reshape's shape is (0, 0, -1), as the TorchScri
 keeps a Permute and a Reshape after ncnn's 2-D LSTM output, the Permute fails and Extractor::extract returns -1.
 The problem of Tencent/ncnn#2451 (2020), solved for the TorchScript export, back with the dynamo exporter."""
 
-import torch
 from torch import nn
 
 from kb.blocks import randn, seeded

@@ -1,4 +1,3 @@
-import torch
 from torch import nn
 from kb.blocks import Fn, randn, seeded
 from kb.export import Case

@@ -3,7 +3,6 @@ aten::cosine_similarity: it writes the op through under its aten name, with its 
 pnnx.Expression layers ahead of it, and ncnn stops at the first of those: "layer pnnx.Expression not exists or
 registered". The same similarity written out (dot product over the product of the norms) converts."""
 
-import torch
 import torch.nn.functional as F
 from torch import nn
 

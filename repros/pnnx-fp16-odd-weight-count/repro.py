@@ -4,7 +4,6 @@ no padding, so every blob after it was read 2 bytes off: nn.Sequential(nn.Conv2d
 (9 weights, then 18) failed to load with "ModelBin read quantization_value failed 42". Every pnnx release on PyPI
 pads such a blob; these models measure that it stays so."""
 
-import torch
 from torch import nn
 
 from kb.blocks import ONE_FILE, Fn, randn, seeded
