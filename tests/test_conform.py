@@ -225,6 +225,22 @@ def test_the_site_has_an_op_page_per_op_and_an_index(fixture_corpus):
     shutil.copytree(ROOT / "conformance", fixture_corpus / "conformance")
     site = generate.render(fixture_corpus)
     assert ("All ops", "ops/index.md") in site.op_nav and ("Resize", "ops/Resize.md") in site.op_nav
+    # the nav: ONNX's ops and torch's in sections small enough that a page does not render every op
+    from kb.site import ops
+
+    def leaves(items):
+        for item in items:
+            for value in item.values():
+                yield from leaves(value) if isinstance(value, list) else [value]
+
+    tree = ops.nav_sections(site.op_nav)
+    assert sorted(leaves(tree)) == sorted(f for _, f in site.op_nav)
+    def widest(items):  # the most pages one list of the nav holds
+        subs = [v for item in items for v in item.values() if isinstance(v, list)]
+        return max([sum(not isinstance(v, list) for item in items for v in item.values()), *map(widest, subs)])
+
+    assert [list(t) for t in tree][1:] == [["ONNX"], ["torch, through pnnx"]]
+    assert widest(tree) <= 40 and len(site.op_nav) > 200
     assert 'href="Resize/"' in site.pages["ops/index.md"]
     assert "test_resize_upsample_scales_linear" in site.pages["ops/Resize.md"]
 

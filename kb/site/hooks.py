@@ -12,7 +12,7 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 from kb.errors import KBError
-from kb.site import generate
+from kb.site import generate, ops
 
 GENERATED = "entries"  # docs/entries/: generated, gitignored
 _SCRIPTS: dict[str, str] = {}  # the search box's scripts of the last build (generate.Site.scripts)
@@ -37,7 +37,7 @@ def on_config(config):
         config.nav.append({"Messages": [{html.escape(title, quote=False): f"{GENERATED}/{name}"}
                                         for title, name in site.message_nav]})
     if site.op_nav:  # the op pages: /ops/ and /ops/<Op>/
-        config.nav.append({"ONNX ops": [{title: f"{GENERATED}/{name}"} for title, name in site.op_nav]})
+        config.nav.append({"ONNX ops": ops.nav_sections([(t, f"{GENERATED}/{name}") for t, name in site.op_nav])})
     if site.redirects:
         redirects = config.plugins.get("redirects")
         if redirects is None:

@@ -192,3 +192,25 @@ def pages(root: Path, entries: list[Entry], conf: Conformance | None = None
         tables=[t for t in tables.values() if t["rows"]], onnx=onnx,
         torch=conf.index.torch if conf.index else "")
     return out, [("All ops", f"{FOLDER}/index.md"), *nav]
+
+
+SECTION = 40  # op pages per nav section: each op page renders its own section (navigation.prune), not all ~600
+
+
+def nav_sections(nav: list[tuple[str, str]]) -> list:
+    """pages()'s flat nav as mkdocs nav: the index, then ONNX's ops and torch's (a dotted name: F.pad, torch.roll),
+    each in sections of at most SECTION pages named by their first and last op. A page then renders a few dozen nav
+    items, not every op (the build's time and a phone's menu)."""
+    def sections(items):
+        items = sorted(items, key=lambda t: t[0].casefold())
+        if len(items) <= SECTION:
+            return [{t: f} for t, f in items]
+        chunks = [items[i:i + SECTION] for i in range(0, len(items), SECTION)]
+        return [{f"{c[0][0]} – {c[-1][0]}": [{t: f} for t, f in c]} for c in chunks]
+
+    index = [(t, f) for t, f in nav if f.endswith(f"{FOLDER}/index.md")]
+    ops = [o for o in nav if o not in index]
+    onnx, torch = [o for o in ops if "." not in o[0]], [o for o in ops if "." in o[0]]
+    return [{t: f} for t, f in index] + [{title: sections(items)} for title, items in (("ONNX", onnx), ("torch, through pnnx", torch))
+                   if items]
+
