@@ -6,7 +6,7 @@ computed from the wrong memory; the rewritten BinaryOp of 1.0.20230816 broadcast
 import torch
 from torch import nn
 
-from kb.blocks import randn, seeded
+from kb.blocks import Fc, randn, seeded
 from kb.export import Case
 
 
@@ -118,6 +118,9 @@ def variants():
                **IO2)
     yield Case("add-1x2x1-2x2x2-onnxsim", Add(), two((1, 1, 2, 1), (1, 2, 2, 2)), opset=13, dynamo=False,
                simplify=True, **IO2)
+    # nn.Linear on (1, 16, 32) tokens (SwinIR's Mlp fc1): MatMul then Add(bias, y), which onnx2ncnn writes as an
+    # InnerProduct and a BinaryOp of the 1-D bias (64) first against the 2-D blob (16 x 64).
+    yield Case("linear-tokens-bias", seeded(Fc, 32, 64), (randn(1, 16, 32),), opset=13, dynamo=False, **IO1)
     # Near misses: equal shapes, or one operand broadcast in a way the old BinaryOp has a branch for.
     yield Case("expand-cat-mul-near-miss", ExpandMul(cat=True), two((1, 17, 128), (1, 1, 2, 128)), opset=11,
                dynamo=False, **IO2)

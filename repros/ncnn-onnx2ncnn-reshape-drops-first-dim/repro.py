@@ -42,6 +42,17 @@ class Mlp(nn.Module):
         return self.fc2(torch.relu(self.fc1(x.reshape(N, C))))
 
 
+class MlpTokens(nn.Module):
+    """SwinIR's token MLP, Linear(32, 64), ReLU, Linear(64, 32), applied to (1, 16, 32) tokens as they are."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(32, 64), nn.Linear(64, 32)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
 class Flatten(nn.Module):
     """Near miss: torch.flatten(x, 1), exported as Flatten."""
 
@@ -90,6 +101,12 @@ def variants():
     yield Case("to-3d", Reshape(2, 3, 4), (randn(1, 6, 4, seed=12),), opset=17, dynamo=False, **IO)
     yield Case("4d-to-2d", Reshape(6, 16), (randn(1, 6, 4, 4, seed=12),), opset=13, dynamo=False, **IO)
     yield Case("4d-to-4d", Reshape(2, 3, 4, 4), (randn(1, 6, 4, 4, seed=12),), opset=13, dynamo=False, **IO)
+    # onnx-simplifier turns nn.Linear on 3-D tokens (MatMul + Add) into Reshape [-1, C], Gemm (transB=0), Reshape
+    # back: the shape comes out right, the values do not. (With 16 x 32 tokens the Gemm's misread is repeatable on
+    # an AVX-512 CPU; a single Linear(8, 8) on 6 tokens reads past its input, values that change from run to run.)
+    torch.manual_seed(10)
+    yield Case("mlp-3d-onnxsim", MlpTokens(), (randn(1, 16, 32, seed=11),), opset=13, dynamo=False,
+               simplify=True, **IO)
     # Near misses: targets that keep a leading 1; torch.flatten(x, 1) (a Flatten, no Reshape); nn.Linear on
     # 3-D tokens (MatMul + Add, no Reshape).
     yield Case("keep-1-near-miss", Reshape(1, 2, 3, 4), (randn(1, 6, 4, seed=12),), opset=13, dynamo=False, **IO)
