@@ -398,7 +398,7 @@ def _refuted(entry, pipelines: dict, ablations: dict, scope: list[str], others: 
     in the same run (`others`: onnx2ncnn prints "Unsupported transpose type !", writes the model anyway, and
     its outputs are garbage whatever else is wrong), shows nothing: the match is then "masked", neither
     confirmed nor refuted."""
-    kinds = {s.kind for s in entry.meta.signatures}
+    kinds = {k for s in entry.meta.signatures for k in s.outcomes()}
     for p in scope:
         outcome = pipelines.get(p, {}).get("outcome", "skipped")
         ablated = (ablations.get(entry.slug) or {}).get("pipelines", {}).get(p, {})

@@ -80,6 +80,10 @@ class Signature(Strict):
                 raise ValueError(f"bad regex {rx!r}: {e}") from None
         return items
 
+    def outcomes(self) -> set[str]:
+        """The kinds of outcome this signature describes: its kind, and NaN too for a mismatch with or_nan."""
+        return {self.kind, "nan"} if self.or_nan else {self.kind}
+
     @model_validator(mode="after")
     def _pattern_fits_kind(self) -> Signature:
         if self.kind in ("log", "crash") and not self.pattern:

@@ -579,8 +579,8 @@ def signature_hits(entry, pipelines: dict[str, dict], ablations: dict | None = N
                 moved = bool(ablated) and ablated.get("clean_signal") != ev["signal"] \
                     and ablated.get("trigger_only_signal") == ev["signal"]
                 hit = f"killed by {ev['signal']}" if (own or moved) else None
-            elif sig.kind in ("nan", "mismatch") and ev["outcome"] == sig.kind and (own or gone):
-                hit = ev.get("compare", "NaN outputs" if sig.kind == "nan" else "outputs differ")
+            elif sig.kind in ("nan", "mismatch") and ev["outcome"] in sig.outcomes() and (own or gone):
+                hit = ev.get("compare", "NaN outputs" if ev["outcome"] == "nan" else "outputs differ")
                 hit += "" if own else f"; ok without the trigger ({ablations[entry.slug]['rewrite']})"
             if hit:
                 hits.append(f"{name}: {sig.id} ({sig.kind}): {hit.strip()[:240]}")
