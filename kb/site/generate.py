@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb import paths
+from kb.engines import ENGINES
 from kb.entries import Entry, load_all, repo_root
 from kb.errors import KBError
 from kb.match.words import teach_segmenter
@@ -34,6 +35,9 @@ class Site:
     pages: dict[str, str] = field(default_factory=dict)
     redirects: dict[str, str] = field(default_factory=dict)  # former slug -> slug
     nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name), home first
+    # the entries by the engine each names first ("MNN": [(title, file name)...]), a nav section each: a page renders
+    # its own section's entries, not all of them (navigation.prune)
+    entry_nav: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     statuses: dict[str, EntryStatus] = field(default_factory=dict)  # slug -> status
     message_nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name): the "Messages" section
     op_nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name): the "ONNX ops" section
@@ -68,14 +72,15 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
         st = of_entry(e, by_entry.get(e.slug, []))
         site.pages[f"{e.slug}.md"] = pages.entry_page(e, st, known, op_names)
         site.statuses[e.slug] = st
-        site.nav.append((f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))
+        site.entry_nav.setdefault(ENGINES[e.meta.engines[0]].shown, []).append(
+            (f"{e.meta.id} · {e.meta.title}", f"{e.slug}.md"))
         rows.append((e, st))
     site.pages[HOME] = pages.home_page(rows)
     _message_pages(site, known, entries, conf.tables)
     op_pages, site.op_nav = ops.pages(root, entries, conf)  # /ops/<Op>/ from conformance/*.yaml
     site.pages.update(op_pages)
     site.scripts = _scripts(entries, known, ops.search_pages(conf) if conf.tables else {})
-    site.nav.sort(key=lambda t: t[0])
+    site.entry_nav = {k: sorted(v) for k, v in sorted(site.entry_nav.items(), key=lambda kv: kv[0].casefold())}
     site.nav.insert(0, ("Home", HOME))
     site.redirects = _redirects(entries)
     return site
