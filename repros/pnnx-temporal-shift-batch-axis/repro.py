@@ -1,4 +1,4 @@
-"""KB242: a temporal shift module (TSM, as EfficientPhys uses it, pnnx/pnnx#137), traced and converted by pnnx from
+"""KB243: a temporal shift module (TSM, as EfficientPhys uses it, pnnx/pnnx#137), traced and converted by pnnx from
 TorchScript. The frames arrive on the batch axis (T, C, H, W); the shift views them as (n_batch, T, C, H, W), writes
 shifted channel slices into a zeros_like buffer and views back. Older pnnx folds the whole graph into a constant
 (after 'fallback batch axis 233 for operand 0'); newer pnnx leaves a Tensor.reshape ncnn cannot load."""
