@@ -123,7 +123,8 @@ REFUTED = """
 import sys, types
 sys.path[:0] = ["bench", "bench/arch"]
 import scan_architectures as s
-sig = types.SimpleNamespace(kind="log")
+from kb.schema import Signature
+sig = Signature(id="a-line", kind="log", pattern="a line", summary="another entry's line")
 entry = types.SimpleNamespace(slug="kb-x", meta=types.SimpleNamespace(signatures=[sig]))
 nan = {"onnx2ncnn": {"outcome": "nan"}}
 print(s._refuted(entry, nan, {}, ["onnx2ncnn"]), s._refuted(entry, nan, {}, ["onnx2ncnn"], {"onnx2ncnn"}),
