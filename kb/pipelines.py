@@ -102,8 +102,9 @@ PIPELINES = {p.name: p for p in (
              {"script": "the script, a file in the entry's folder, run by runpy with the globals MODEL, FEED, OUTPUTS, "
                         "OUT and MODE", "mode": "MODE: what the script does this time",
               "flags": _MNN["flags"], "lists": "true: INPUTS too, the inputs as Python lists (for code run without "
-                                               "numpy)", "memcheck": "true: run the script under valgrind's memcheck (a read or write outside a heap block "
-                                       "is seen every time, where a crash from it depends on the heap's layout)"},
+                                               "numpy)",
+              "memcheck": "true: run the script under valgrind's memcheck (a read or write outside a heap block is seen "
+                          "every time, where a crash from it depends on the heap's layout)"},
              _mnn_script, ("script", "mode")),
     Pipeline("mnnquant", "mnn", ("mnn",), "mnnconvert on the case's ONNX, then mnnquant (offline int8, calibrated on the "
              "case's input and seeded normals, MNN's \"sequence\" layout), then MNN's Module API",

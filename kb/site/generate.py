@@ -34,9 +34,8 @@ class Site:
 
     pages: dict[str, str] = field(default_factory=dict)
     redirects: dict[str, str] = field(default_factory=dict)  # former slug -> slug
-    nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name), home first
-    # the entries by the engine each names first ("MNN": [(title, file name)...]), a nav section each: a page renders
-    # its own section's entries, not all of them (navigation.prune)
+    # the entries by the engine each names first ("MNN": [(title, file name)...]), a nav section each after Home: a
+    # page renders its own section's entries, not all of them (navigation.prune)
     entry_nav: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     statuses: dict[str, EntryStatus] = field(default_factory=dict)  # slug -> status
     message_nav: list[tuple[str, str]] = field(default_factory=list)  # (title, file name): the "Messages" section
@@ -81,7 +80,6 @@ def render(root: Path | None = None, records: Path | None = None, entries: list[
     site.pages.update(op_pages)
     site.scripts = _scripts(entries, known, ops.search_pages(conf) if conf.tables else {})
     site.entry_nav = {k: sorted(v) for k, v in sorted(site.entry_nav.items(), key=lambda kv: kv[0].casefold())}
-    site.nav.insert(0, ("Home", HOME))
     site.redirects = _redirects(entries)
     return site
 

@@ -31,9 +31,8 @@ def on_config(config):
         raise PluginError(f"kb: {e}") from None
     _SCRIPTS.clear()
     _SCRIPTS.update(site.scripts)
-    config.nav = [{title: f"{GENERATED}/{name}"} for title, name in site.nav]
-    config.nav += [{engine: [{title: f"{GENERATED}/{name}"} for title, name in items]}
-                   for engine, items in site.entry_nav.items()]
+    config.nav = [{"Home": f"{GENERATED}/{generate.HOME}"}] + [
+        {engine: [{title: f"{GENERATED}/{name}"} for title, name in items]} for engine, items in site.entry_nav.items()]
     if site.message_nav:  # the message index: /messages/<id>/
         # mkdocs prints nav titles as HTML: a message's <placeholder> must reach the reader as text
         config.nav.append({"Messages": [{html.escape(title, quote=False): f"{GENERATED}/{name}"}

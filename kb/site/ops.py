@@ -209,8 +209,7 @@ def nav_sections(nav: list[tuple[str, str]]) -> list:
         return [{f"{c[0][0]} – {c[-1][0]}": [{t: f} for t, f in c]} for c in chunks]
 
     index = [(t, f) for t, f in nav if f.endswith(f"{FOLDER}/index.md")]
-    ops = [o for o in nav if o not in index]
-    onnx, torch = [o for o in ops if "." not in o[0]], [o for o in ops if "." in o[0]]
-    return [{t: f} for t, f in index] + [{title: sections(items)} for title, items in (("ONNX", onnx), ("torch, through pnnx", torch))
-                   if items]
-
+    pages_ = [o for o in nav if o not in index]
+    groups = (("ONNX", [o for o in pages_ if "." not in o[0]]),
+              ("torch, through pnnx", [o for o in pages_ if "." in o[0]]))
+    return [{t: f} for t, f in index] + [{title: sections(items)} for title, items in groups if items]
