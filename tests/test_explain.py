@@ -519,6 +519,30 @@ def test_the_message_index_compares_case_insensitively(explain):
     assert {x.entry.slug: x.confidence for x in ranked} == {CUSTOM: "possible", NAN: "possible"}
 
 
+def test_a_log_naming_its_engine_gets_that_engines_page_of_a_shared_line(explain):
+    """The shell's 'Floating point exception' has a page for MNN and one for ncnn: a log that names its engine shows
+    that engine's page alone; a bare line, both."""
+    from kb import messages as message_index
+    from kb.match.explain import explain as run
+
+    folder = explain.root / "repros" / "_messages"
+    for engine in ("mnn", "ncnn"):
+        (folder / f"fake-{engine}-fpe.yaml").write_text(
+            f"id: fake-{engine}-fpe\nengines: [{engine}]\npattern: 'Floating point exception'\n"
+            f"example: 'Floating point exception (core dumped)'\nsummary: s\ngeneric: true\n", encoding="utf-8")
+    entries = load_all(explain.root)
+    index = message_index.load_all(explain.root, entries)
+
+    def pages(log: str) -> list[str]:
+        seen: list = []
+        run("a.log", io.BytesIO(log.encode()), entries, index, seen)
+        return sorted(m.id for m in seen)
+
+    assert pages("Start to Optimize the MNN Net...\nFloating point exception (core dumped)\n") == ["fake-mnn-fpe"]
+    assert pages("./onnx2ncnn a.onnx a.param a.bin\nFloating point exception (core dumped)\n") == ["fake-ncnn-fpe"]
+    assert pages("Floating point exception (core dumped)\n") == ["fake-mnn-fpe", "fake-ncnn-fpe"]
+
+
 def test_words_that_describe_a_message_lead_to_its_page_as_a_guess(explain, fixture_corpus, tmp_path, capsys):
     """No line of the report is known, and its words rank a message page above every entry (the message's
     synonyms: "broadcast dims differ"): the text and the reply point at the page, as a guess."""

@@ -147,6 +147,8 @@ def explain(name: str, stream, entries: list[Entry], messages: dict[str, Message
         read += lines
     low = whole.lower()  # messages compare case-insensitively, as the rules do ("segmentation fault")
     shown = [m for m in messages.values() if search(m.pattern, whole, low)]
+    if named & {en for m in shown for en in m.engines}:  # the shell's "Floating point exception": MNN's and ncnn's
+        shown = [m for m in shown if named & set(m.engines)]  # pages both match; a log naming its engine gets its own
     if seen is not None:
         seen += shown
     named.update(en for m in shown if len(m.engines) == 1 for en in m.engines)  # an engine's own message names it
