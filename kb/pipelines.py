@@ -82,7 +82,8 @@ _NCNN = {"inputs": "ncnn input blob names, in the case's input order (default: t
          "cpu": "ncnn's aarch64 wheel on an emulated arm64 CPU (cortex-a72: ARMv8.0, cortex-a76: ARMv8.2)"}
 _MNN = {"flags": "mnnconvert options, e.g. [--optimizeLevel, '0']",
         "cpu": "an emulated arm64 CPU (qemu model: cortex-a72 is ARMv8.0, cortex-a76 ARMv8.2 with fp16)",
-        "precision": "MNN's precision mode: normal (default), low (fp16 arithmetic where the CPU has it), high"}
+        "precision": "MNN's precision mode: normal (default), low (fp16 arithmetic where the CPU has it), high, "
+                     "low_bf16 (Precision_Low_BF16: bf16 where MNN is built with MNN_SUPPORT_BF16, else fp32)"}
 
 PIPELINES = {p.name: p for p in (
     Pipeline("onnx2ncnn", "onnx2ncnn", ("onnx2ncnn", "ncnn"),

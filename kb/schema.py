@@ -250,7 +250,7 @@ class CheckRow(Strict):
     outputs: list[str] | None = None
     flags: list[str] | None = None
     cpu: str | None = None
-    precision: Literal["normal", "low", "high"] | None = None
+    precision: Literal["normal", "low", "high", "low_bf16"] | None = None
     fp16: bool | None = None
     batch: bool | None = None
     options: dict[str, bool | int] | None = None

@@ -6,7 +6,7 @@ import pytest
 
 def test_mnn_low_precision_on_an_emulated_armv82_cpu(tmp_path):
     """MNN's precision=low is fp16 arithmetic where the CPU has it: 160000 is inf on cortex-a76, right on
-    cortex-a72 and x86. Skipped where `kb tools build arm64` was not run."""
+    cortex-a72 and x86, and with precision low_bf16. Skipped where `kb tools build arm64` was not run."""
     import importlib.metadata
 
     import onnx
@@ -30,8 +30,10 @@ def test_mnn_low_precision_on_an_emulated_armv82_cpu(tmp_path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "big.onnx")
     assert convert_step(tmp_path / "big.onnx", tmp_path / "big.mnn").ok
     np.savez(tmp_path / "in.npz", in0=np.ones((1, 16), np.float32))
+    # low_bf16 (Precision_Low_BF16): the PyPI wheels are built without MNN_SUPPORT_BF16, so MNN runs it in fp32
     for cpu, precision, want in (("cortex-a76", "normal", 160000.0), ("cortex-a72", "low", 160000.0),
-                                 ("cortex-a76", "low", np.inf), (None, "low", 160000.0)):
+                                 ("cortex-a76", "low", np.inf), (None, "low", 160000.0),
+                                 ("cortex-a76", "low_bf16", 160000.0)):
         emulated = arm64.runner(cpu, "mnn", importlib.metadata.version("MNN")) if cpu else {}
         step = run_function("MNN run", "kb.workers.mnn:run", timeout=300, **emulated,
                             model=str(tmp_path / "big.mnn"), feed=str(tmp_path / "in.npz"),

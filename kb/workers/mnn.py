@@ -25,15 +25,20 @@ def _feed(path: str) -> dict:
                 for k in z.files}
 
 
+# kb's precision names -> MNN.expr.PrecisionMode's
+_PRECISION = {"high": "High", "low": "Low", "low_bf16": "Low_BF16"}
+
+
 def run(model: str, feed: str, out: str, outputs: list[str], precision: str = "normal") -> None:
-    """precision: MNN's precision mode (normal, high, low: fp16 where the CPU has fp16 arithmetic)."""
+    """precision: MNN's precision mode (normal, high, low: fp16 where the CPU has fp16 arithmetic; low_bf16:
+    Precision_Low_BF16, bf16 where MNN is built with MNN_SUPPORT_BF16, else MNN's fp32 backend)."""
     import MNN.expr as F
     import MNN.nn as nn
     import numpy as np
 
     inputs = _feed(feed)
     # MNN's default otherwise, with no keyword an older pymnn may lack
-    mode = {} if precision == "normal" else {"precision_mode": getattr(F.PrecisionMode, precision.title())}
+    mode = {} if precision == "normal" else {"precision_mode": getattr(F.PrecisionMode, _PRECISION[precision])}
     net = nn.load_module_from_file(model, list(inputs), outputs, **mode)
     xs = [F.const(a.flatten().tolist(), list(a.shape), F.NCHW, F.int if a.dtype == np.int32 else F.float)
           for a in inputs.values()]
@@ -51,7 +56,9 @@ def session(model: str, feed: str, out: str, outputs: list[str], precision: str 
 
     inputs = _feed(feed)
     net = MNN.Interpreter(model)
-    sess = net.createSession({"numThread": 1, **({} if precision == "normal" else {"precision": precision})})
+    # pymnn's createSession reads "low", "high" and "Low_BF16" (anything else is normal)
+    sess = net.createSession({"numThread": 1, **({} if precision == "normal" else
+                                                 {"precision": "Low_BF16" if precision == "low_bf16" else precision})})
     for name, a in inputs.items():
         net.resizeTensor(net.getSessionInput(sess, name), a.shape)
     net.resizeSession(sess)
