@@ -1,4 +1,4 @@
-"""KB244: ncnn's SDPA layer (pnnx writes it for F.scaled_dot_product_attention, from TorchScript or from ONNX) forms
+"""KB245: ncnn's SDPA layer (pnnx writes it for F.scaled_dot_product_attention, from TorchScript or from ONNX) forms
 Q @ K^T with a Gemm whose alpha is the softmax scale (1/sqrt(head_dim)): with fp16 arithmetic (ARMv8.2) the
 unscaled product is summed in fp16 and scaled only after, so a logit whose unscaled value passes 65504 is inf and the
 softmax turns its row into NaN, though the scaled logit would fit (for a head of 64 the overflow starts at a scaled
