@@ -14,9 +14,15 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from contextvars import ContextVar
 from typing import Any
 
 DEFAULT_TIMEOUT = 300.0
+# A step's timeout where its caller names none. A check's attempts (kb.harness) hunt a crash that depends on the
+# memory layout, and memory so corrupted can also hang the engine (a lock taken inside malloc: 300 s once): there a
+# step gets ATTEMPT_TIMEOUT, its hang is that attempt's outcome, and the next attempt runs.
+ATTEMPT_TIMEOUT = 60.0
+step_timeout: ContextVar[float] = ContextVar("step_timeout", default=DEFAULT_TIMEOUT)
 
 
 @dataclass
@@ -101,11 +107,12 @@ def dies_with_parent() -> None:
         _PRCTL(1, signal.SIGTERM)
 
 
-def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
+def run_command(name: str, argv: list[str], *, timeout: float | None = None, cwd: Path | None = None,
                 shown: str | None = None, env: dict[str, str] | None = None, memory: int | None = None,
                 warm: bool = False) -> StepResult:
     """`memory`: the step's address-space cap in bytes (limit_memory), None for none. `warm`: a native binary whose
     start-up is most of its time runs as a fork of a warm copy of itself (kb.zygote), where that can be set up."""
+    timeout = step_timeout.get() if timeout is None else timeout
     start = time.monotonic()
     if warm:
         import tempfile
@@ -130,13 +137,14 @@ def run_command(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
     return _result(name, shown or " ".join(argv), proc.returncode, timed_out, start, out)
 
 
-def run_function(name: str, target: str, *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None,
+def run_function(name: str, target: str, *, timeout: float | None = None, cwd: Path | None = None,
                  shown: str | None = None, python: list[str] | None = None, env: dict[str, str] | None = None,
                  preload: tuple[str, ...] = (), memory: int | None = None, **kwargs: Any) -> StepResult:
     """Call `module:function(**kwargs)` in a fresh Python (this one, or the command `python`, e.g. an
     emulated aarch64 one: kb.tools.arm64); it reports through the files it writes. With `preload`
     (modules slow to import there), the Python is a warm server that forks a child per call
     (kb.forkserver). `memory`: the step's address-space cap in bytes (limit_memory)."""
+    timeout = step_timeout.get() if timeout is None else timeout
     shown = shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
     python = python or [sys.executable]
     if preload:

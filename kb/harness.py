@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kb import engines, versions
+from kb import child, engines, versions
 from kb.artifacts import Artifacts, PreparationFailed, prepare
 from kb.child import StepFailed, StepResult
 from kb.compare import Comparison, Outputs, compare
@@ -126,7 +126,12 @@ def run_check(entry: Entry, check: Check) -> Record:
         arts = dataclasses.replace(arts, visit=_rewrite_guard(entry, check, arts))
     worst = None
     for attempt in range(check.attempts):
-        outcome = _attempt(entry, check, arts, attempt)
+        limit = child.step_timeout.set(child.ATTEMPT_TIMEOUT) if check.attempts > 1 else None
+        try:
+            outcome = _attempt(entry, check, arts, attempt)
+        finally:
+            if limit is not None:
+                child.step_timeout.reset(limit)
         if not isinstance(outcome, _Judged):
             return record(*outcome)  # skipped, or an error: nothing about the engine to try again
         if worst is None or _RANK[outcome.j.verdict] > _RANK[worst.j.verdict]:

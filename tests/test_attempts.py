@@ -85,3 +85,34 @@ def test_mnnconvert_reads_the_model_through_the_attempts_link(monkeypatch, tmp_p
     monkeypatch.setattr(child, "run_function", lambda *a, **kw: seen.append(kw["argv"]))
     convert_step(tmp_path / "aaa" / "m.onnx", tmp_path / "m.mnn")
     assert seen[0][seen[0].index("--modelFile") + 1] == str(tmp_path / "aaa" / "m.onnx")
+
+
+HANGS = '''
+from kb import child
+from kb.checks import Checks
+
+checks = Checks(__file__)
+
+
+@checks.bug("onnxruntime", ["all-nan"], attempts=3)
+def hangs_once(s):
+    """The first attempt's step hangs (memory so corrupted that the engine waits on a lock); the next reproduces."""
+    if s.attempt == 0:
+        s.step(child.run_function("hang", "os:system", command="sleep 30"))
+    return s.onnxruntime.run(s.source(s.artifacts.onnx("sqrt")), "sqrt")
+'''
+
+
+def test_a_hung_attempt_ends_after_the_attempt_timeout_and_the_next_attempt_runs(fixture_entry, monkeypatch):
+    """A step's timeout in a check's attempts is child.ATTEMPT_TIMEOUT, not the 300 s of a step elsewhere: one
+    attempt of KB124's flip hung for 300 s in a full run before the next crashed as accepted."""
+    from kb import child
+
+    monkeypatch.setattr(child, "ATTEMPT_TIMEOUT", 2.0)
+    folder = fixture_entry(NAN)
+    (folder / "test_checks.py").write_text(HANGS)
+    entry = load_entry(folder)
+    rec = run_check(entry, load_checks(entry).items["hangs-once"])
+    assert rec.verdict == "reproduces" and rec.detail.endswith("(attempt 2 of up to 3)"), rec.detail
+    assert rec.duration < 25, rec.duration
+    assert child.step_timeout.get() == child.DEFAULT_TIMEOUT  # the check's limit ends with it

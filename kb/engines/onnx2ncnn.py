@@ -50,7 +50,7 @@ def _commit(tool: str) -> str | None:
     return None
 
 
-def convert_step(model: Path, param: Path, bin: Path, timeout: float = child.DEFAULT_TIMEOUT,
+def convert_step(model: Path, param: Path, bin: Path, timeout: float | None = None,
                  memory: int | None = None) -> child.StepResult:
     """onnx2ncnn `model` into `param` and `bin`, in a child. Session-free, so kb.conform converts exactly as the
     checks do."""
