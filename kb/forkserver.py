@@ -29,7 +29,10 @@ from typing import Any, Callable
 from kb.target import call as call_target
 
 _servers: OrderedDict[tuple, subprocess.Popen] = OrderedDict()  # least recently used first
-_KEPT = 6  # servers kept warm at once (kb matrix goes through one engine version after another)
+# Servers kept warm at once. A test worker meets about a dozen kinds (torch's exporter, each engine on x86, under
+# valgrind and on two emulated CPUs, the converters' zygotes): with 6, the emulated entries alone restarted theirs
+# (5-9 s each) for 78 CPU-s where 16 take 61; kb matrix goes through one engine version after another.
+_KEPT = 16
 _lock = threading.Lock()
 # Variables read only when a step runs, never by an import or the interpreter's start: each child takes the job's
 # own values, so a server is shared across them (tests set KB_ROOT or KB_RECORDS; pytest changes its own per test).
