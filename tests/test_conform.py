@@ -411,7 +411,13 @@ def test_a_torch_op_page_shows_only_its_path_and_an_onnx_page_not_it():
     page = ops.op_page("torch.argmax", found["torch.argmax"], conf, [], "1.23.2")
     assert "torch op on pnnx from TorchScript" in page and "OpInfo" in page
     assert "search:\n  exclude: true" in page.split("\n---\n", 1)[0]  # out of the search box: its cost
-    assert "exclude" not in ops.op_page("Relu", found["Relu"], conf, [], "1.23.2").split("\n---\n", 1)[0]
+    relu = ops.op_page("Relu", found["Relu"], conf, [], "1.23.2")
+    assert "exclude" not in relu.split("\n---\n", 1)[0]
+    # an ONNX op page is in the box by its name, summary and failures; its case tables are not (their cost)
+    headings = [h for h in relu.splitlines() if h.startswith("## ") or h.startswith("### ")]
+    cases = headings.index("## Cases by attributes { #cases data-search-exclude=\"true\" }")
+    assert headings[cases + 1:] and all('data-search-exclude="true"' in h for h in headings[cases + 1:])
+    assert not any("data-search-exclude" in h for h in headings[:cases])
     assert "layer torch.argmax not exists or registered" in page  # ncnn's own line: what a user pastes
     assert 'data-engine="pnnx-torch"' in page and 'data-engine="mnn"' not in page
     assert "kb conform --engine pnnx-torch --op torch.argmax" in page
