@@ -12,9 +12,9 @@ import signal
 import subprocess
 import sys
 import time
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from contextvars import ContextVar
 from typing import Any
 
 DEFAULT_TIMEOUT = 300.0

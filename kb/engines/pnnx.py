@@ -81,8 +81,8 @@ def executable() -> str:
     return str(Path(next(iter(spec.submodule_search_locations))) / "pnnx")
 
 
-def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None = None,
-                 timeout: float | None = None, memory: int | None = None, flags=(), external=()) -> tuple[StepResult, Path, Path]:
+def convert_step(model: Path, work: Path, shapes: list[str], fp16: bool | None = None, timeout: float | None = None,
+                 memory: int | None = None, flags=(), external=()) -> tuple[StepResult, Path, Path]:
     """pnnx `model` (.pt or .onnx, copied into `work`, where pnnx writes its outputs) with input shapes `shapes`
     (pnnx's inputshape= items, e.g. "[1,3,4,5]" or "[1,7]i64") and pnnx's own `flags` (e.g. "optlevel=0"), in a
     child; return the step and the ncnn (param, bin) it should have written. `external`: the model's external
