@@ -108,6 +108,19 @@ def test_pnnx_lines_that_say_not_supported_yet_do_not_read_as_onnx2ncnns_message
         assert (page in kb_explain(str(log)).stdout) is onnx2ncnn, line
 
 
+def test_ncnns_param_parse_lines_match_an_entry_only_for_its_own_layer(tmp_path):
+    """'ParamDict load_param <n> <layer> failed' follows any value ncnn cannot parse: a bare one is only possible for
+    the entries that print it (with its message page); the layer an entry names makes that entry a match."""
+    page = f"{PUBLISHED}messages/ncnn-paramdict-parse-failed/"
+    for line, matched in (("ParamDict load_param 7 conv_3 failed", set()), ("ParamDict parse value failed", set()),
+                          ("ParamDict load_param 23 Clip_40 failed", {"KB140"}),
+                          ("ParamDict load_param 4 /Resize_1 failed", {"KB239"})):
+        log = tmp_path / "user.log"
+        log.write_text(f"{line}\n", encoding="utf-8")
+        out = kb_explain(str(log)).stdout
+        assert {m for m in re.findall(r"^\d+\. (KB\d+) .*\[match\]$", out, re.M)} == matched and page in out, out
+
+
 def test_a_message_whose_causes_are_all_entries_is_not_said_to_have_none(tmp_path):
     """MNN 3.4.0+'s line for a missing output: its message page (mnn-missing-output) lists no upstream report, only the
     entries that print its 3.0-3.2 form; kb explain links it without counting "0 known upstream causes"."""
