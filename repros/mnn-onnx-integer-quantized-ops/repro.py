@@ -12,6 +12,7 @@ from torch import nn
 from kb.export import Case
 
 DYNAMIC = {"method": "dynamic", "fmt": "QOperator"}  # quantize_dynamic: ConvInteger, MatMulInteger
+DYNAMIC_7BIT = {**DYNAMIC, "reduce_range": True}  # what onnxruntime advises for CPUs without VNNI
 QOPERATOR = {"method": "static", "fmt": "QOperator"}  # quantize_static(quant_format=QuantFormat.QOperator)
 QDQ = {"method": "static", "fmt": "QDQ"}  # quantize_static's default format
 
@@ -100,8 +101,10 @@ def variants():
     yield Case("v-qop-matmul-no-bias", mlp_nobias, (tokens,), opset=13, dynamo=False, quantize=QOPERATOR, **io)
     yield Case("v-qop-yoloish", yolo, (x,), opset=13, dynamo=False, quantize=QOPERATOR, **io)
     # near misses: quantize_dynamic without a Conv (MatMulInteger, DynamicQuantizeLinear), QDQ, float
-    yield Case("v-dynamic-mlp", mlp, (tokens,), opset=13, dynamo=False, quantize=DYNAMIC, **io)
-    yield Case("v-dynamic-mlp-gemm", mlp, (torch.randn(1, 32),), opset=13, dynamo=False, quantize=DYNAMIC, **io)
+    # 7-bit weights (onnxruntime's reduce_range): with 8, onnxruntime itself saturates on x86 CPUs without VNNI
+    # (AVX2's u8s8 multiply-add): measured on an emulated Haswell, 7% of the range off the float model, MNN 0.4%.
+    yield Case("v-dynamic-mlp", mlp, (tokens,), opset=13, dynamo=False, quantize=DYNAMIC_7BIT, **io)
+    yield Case("v-dynamic-mlp-gemm", mlp, (torch.randn(1, 32),), opset=13, dynamo=False, quantize=DYNAMIC_7BIT, **io)
     yield Case("v-qdq-cnn", net, (x,), opset=13, dynamo=False, quantize=QDQ, **io)
     yield Case("v-qdq-mlp", mlp, (tokens,), opset=13, dynamo=False, quantize=QDQ, **io)
     yield Case("v-float-cnn", net, (x,), opset=13, dynamo=False, **io)

@@ -136,9 +136,11 @@ def float_stem():
     return seeded(Stem, stubs=False).eval()
 
 
-PER_CHANNEL = tq.QConfig(activation=tq.MinMaxObserver.with_args(reduce_range=False),
+# 7-bit activations (reduce_range), as torch's own x86 qconfig has them: with 8, torch's quantized conv saturates on
+# x86 CPUs without VNNI (measured on an emulated Haswell: 0.605 off the float model, against 0.037 with VNNI).
+PER_CHANNEL = tq.QConfig(activation=tq.MinMaxObserver.with_args(reduce_range=True),
                          weight=tq.default_per_channel_weight_observer)
-PER_TENSOR = tq.QConfig(activation=tq.MinMaxObserver.with_args(reduce_range=False), weight=tq.default_weight_observer)
+PER_TENSOR = tq.QConfig(activation=tq.MinMaxObserver.with_args(reduce_range=True), weight=tq.default_weight_observer)
 
 QAT = tq.QConfig(activation=tq.FakeQuantize.with_args(observer=tq.MovingAverageMinMaxObserver, quant_min=0,
                                                     quant_max=255, reduce_range=False),
