@@ -7,7 +7,8 @@ change here exports again every entry that imports this module (kb.artifacts key
   same and whose engines differ;
 - space to depth and depth to space in TensorFlow's order (KB218 onnx2ncnn, KB219 pnnx), and the `edit=` functions that
   put the one ONNX node tf2onnx writes in place of torch's Reshape-Transpose-Reshape;
-- MobileViT's self-attention (KB233, KB240)."""
+- MobileViT's self-attention (KB233, KB240);
+- the plain CNN of the fp16-arithmetic family (KB229 ncnn, KB246 MNN)."""
 
 import math
 
@@ -265,6 +266,56 @@ def fp16_variants():
     yield Case("vit-block-in-range", ViTBlock().eval(), residual_stream(3e4), ["in0"], ["out0"], opset=17,
                dynamo=False, torchscript=True)
     yield Case("l2-norm-small-onnx2ncnn", L2Norm(), features(10.0), ["in0"], ["out0"], opset=11, dynamo=False)
+
+
+# The plain CNN of the fp16-arithmetic family (KB229 ncnn on ARMv8.2, KB246 MNN precision low): no value near fp16's
+# range, only its rounding, compounded layer after layer.
+NARROW = (16, 32, 32, 64, 64, 128, 128, 128)
+WIDE = (32, 64, 64, 128, 128, 256, 256, 256)
+DEEP = (16, 32, 32, 32, 64, 64, 64, 128, 128, 128, 128, 128)
+
+
+class DriftNet(nn.Module):
+    """Conv3x3 + BatchNorm + ReLU blocks of the given widths (the 2nd, 4th and 6th of stride 2), a global average
+    pool and nn.Linear(width, 4)."""
+
+    def __init__(self, widths=NARROW, outputs=4):
+        super().__init__()
+        layers, cin = [], 3
+        for i, w in enumerate(widths):
+            layers += [nn.Conv2d(cin, w, 3, 2 if i in (1, 3, 5) else 1, 1, bias=False),
+                       nn.BatchNorm2d(w, momentum=None), nn.ReLU()]
+            cin = w
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(cin, outputs)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean((2, 3)))
+
+
+def drift_net(widths=NARROW, seed=0):
+    """The net with torch's default initialisation, BatchNorm scales in [0.5, 1.5] and shifts N(0, 0.2), and running
+    statistics from four training-mode passes over batches of two 64x64 normal images (momentum None: their mean),
+    the same on every CPU."""
+    torch.manual_seed(seed)
+    net = DriftNet(widths)
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.normal_(0, 0.2)
+        # in float64, then rounded: float32 passes differ in the last bit from one x86 CPU to another (AVX2 or
+        # AVX-512 kernels), and a last bit of a weight moves the fp16 drift (0.00434 here, 0.00176 on CI's CPU)
+        net.double().train()
+        for _ in range(4):
+            net(torch.randn(2, 3, 64, 64, dtype=torch.float64))
+    return net.float().eval()
+
+
+def drift_image(seed=1):
+    """A normalised 64x64 RGB input: N(0, 1)."""
+    torch.manual_seed(seed)
+    return (torch.randn(1, 3, 64, 64),)
 
 
 # Space to depth and depth to space in TensorFlow's order (KB218, KB219): torch writes neither node so.
