@@ -22,4 +22,4 @@ def variants():
     yield Case("seed2", make(seed=2), image(seed=2), **IO)
     yield Case("seed3", make(seed=3), image(seed=3), **IO)
     yield Case("wide-seed2", make(WIDE, seed=2), image(seed=2), **IO)
-    yield Case("cnn-dynamo", make(), image(), input_names=["in0"], output_names=["out0"], opset=18, dynamo=True)
+    yield Case("cnn-dynamo", make(), image(), **{**IO, "opset": 18, "dynamo": True})
