@@ -103,13 +103,21 @@ WARM = ("kb.export:warm",)  # one entry's export is a fork of a Python that load
 BATCH = 6  # entries exported by one prefetch process: torch loads once per batch, checks start early
 
 
+_prefetching: list[tuple[threading.Thread, threading.Event]] = []
+
+
 def prefetch(entries: list[Entry]) -> None:
     """Export the entries in the background, a few per process, while the checks of earlier ones run
-    on the other core. A check that needs an entry of the batch under way waits for that batch."""
+    on the other core. A check that needs an entry of the batch under way waits for that batch.
+    `stop_prefetch()` ends it: a thread still in onnx's or torch's native code when Python exits aborts the
+    process ("terminate called without an active exception")."""
+    stop = threading.Event()
 
     def work():
         # the first alone, so the first checks start as soon as they would without batches
         for batch in [entries[:1]] + [entries[i:i + BATCH] for i in range(1, len(entries), BATCH)]:
+            if stop.is_set():
+                return
             finals = [paths.state("cache") / e.slug / _key(e) for e in batch]
             locks = [_locks[f] for f in dict.fromkeys(finals)]
             for lock in locks:
@@ -128,7 +136,17 @@ def prefetch(entries: list[Entry]) -> None:
                 except Exception:  # noqa: BLE001 -- the check that needs it reports it
                     pass
 
-    threading.Thread(target=work, name="kb-prefetch", daemon=True).start()
+    thread = threading.Thread(target=work, name="kb-prefetch", daemon=True)
+    _prefetching.append((thread, stop))
+    thread.start()
+
+
+def stop_prefetch() -> None:
+    """Let the background exports finish the batch under way, and start no other."""
+    while _prefetching:
+        thread, stop = _prefetching.pop()
+        stop.set()
+        thread.join()
 
 
 def _export_batch(todo: list[tuple[Entry, Path]], timeout: float = 1800) -> None:

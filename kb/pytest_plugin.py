@@ -229,8 +229,11 @@ def pytest_collection_finish(session):
     from kb.artifacts import prefetch
 
     chosen = {}
+    reused = _reused(session.config) if session.config.getoption("kb_reuse") else {}
     for item in session.items:
         if isinstance(item, CheckItem) and item.path not in chosen:
+            if (item.path.parent.name, item.check.name) in reused:
+                continue  # its record is reused (if the entry changed since, the check exports it then)
             try:
                 chosen[item.path] = item.parent.checks.entry()
             except KBError:
@@ -285,6 +288,9 @@ def _worker(config) -> bool:
 
 
 def pytest_sessionfinish(session):
+    from kb.artifacts import stop_prefetch
+
+    stop_prefetch()
     if _worker(session.config):
         return
     config = session.config
