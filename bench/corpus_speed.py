@@ -54,6 +54,7 @@ def main():
         if p.returncode != 0:
             sys.exit(f"bench/bare_entry.py {slug} failed ({p.returncode}):\n{p.stderr[-2000:]}")
         bare[slug] = wall
+        sys.stderr.write(p.stderr)  # bare_entry's sanity lines: each check's verdict, as kb check gives it
     total = sum(bare.values())
     print(f"{'entry':45} bare s")
     for slug, wall in bare.items():
