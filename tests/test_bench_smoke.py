@@ -237,3 +237,19 @@ def test_locate_large():
     figures(out, r"^mobilenetv3-large\s+21\.\d onnx2ncnn\s+[\d.]+ \(\s*[\d.]+\)\s+[\d.]+ \(\s*[\d.]+\)\s+[\d.]+ "
                  r"\(\s*[\d.]+\)\s+140 -> 1\s+yes\s+/features/features\.0/features\.0\.2/HardSwish",
             r"^over 60 s \(locate \+ reduce, wall\): .*; max [\d.]+ s wall, [\d.]+ s cpu")
+
+
+def test_suite_budget(tmp_path):
+    """suite_budget on a two-item JUnit XML: one test of kb's own, one corpus check whose record has one step."""
+    record = json.dumps({"engine": "pnnx", "steps": [{"name": "pnnx m.pt", "duration": 0.5}]}).replace('"', "&quot;")
+    (tmp_path / "run.xml").write_text(
+        '<testsuites><testsuite><testcase classname="tests.test_x" name="test_a" time="2.0"/>'
+        '<testcase classname="repros.some-entry.README.md" name="test_check[variant-v]" time="1.0"><properties>'
+        f'<property name="kb-record" value="{record}"/></properties></testcase></testsuite></testsuites>')
+    out = bench("suite_budget.py", str(tmp_path / "run.xml"))
+    figures(out, r"^2 items, 3 s of item time$", r"^tests/test_x\.py\s+1\s+2\.0\s+66\.7%$",
+            r"^repros: variant, pnnx\s+1\s+1\.0\s+33\.3%$", r"^pnnx\s+1\s+0\.5\s+16\.7%$",
+            r"^kb's own tests 2 s \(67%\), the corpus 1 s \(33%\)$")
+    p = subprocess.run([sys.executable, str(BENCH / "suite_budget.py"), str(tmp_path / "none.xml")], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 1 and "none.xml: not a JUnit XML file" in p.stderr and "Traceback" not in p.stderr
