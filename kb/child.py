@@ -23,6 +23,10 @@ DEFAULT_TIMEOUT = 300.0
 # step gets ATTEMPT_TIMEOUT, its hang is that attempt's outcome, and the next attempt runs.
 ATTEMPT_TIMEOUT = 60.0
 step_timeout: ContextVar[float] = ContextVar("step_timeout", default=DEFAULT_TIMEOUT)
+# What a check's later attempts add to every step's environment (kb.harness.layout). Such a step runs in a fresh
+# process, as users run engines: a warm server's fork has one memory layout for every attempt (the one the test that
+# started the server left), and glibc reads MALLOC_PERTURB_ only when a process starts.
+step_layout: ContextVar[dict[str, str]] = ContextVar("step_layout", default={})
 
 
 @dataclass
@@ -70,6 +74,7 @@ def step_env() -> dict[str, str]:
     # Make kb importable in the child however the parent found it.
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(step_layout.get())
     return env
 
 
@@ -114,7 +119,7 @@ def run_command(name: str, argv: list[str], *, timeout: float | None = None, cwd
     start-up is most of its time runs as a fork of a warm copy of itself (kb.zygote), where that can be set up."""
     timeout = step_timeout.get() if timeout is None else timeout
     start = time.monotonic()
-    if warm:
+    if warm and not step_layout.get():
         import tempfile
 
         from kb import zygote
@@ -147,7 +152,7 @@ def run_function(name: str, target: str, *, timeout: float | None = None, cwd: P
     timeout = step_timeout.get() if timeout is None else timeout
     shown = shown or f"{target}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
     python = python or [sys.executable]
-    if preload:
+    if preload and not step_layout.get():
         import tempfile
 
         from kb import forkserver

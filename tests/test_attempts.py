@@ -55,23 +55,66 @@ def test_each_attempt_reads_the_model_through_a_path_of_another_length(fixture_e
     assert len({len(str(p)) for p in paths}) == 3 and all(p.name == "sqrt-abs.onnx" for p in paths)
 
 
-@pytest.mark.parametrize("attempt, fresh", [(0, False), (1, True), (3, True)])
-def test_mnn_steps_after_the_first_attempt_run_in_a_fresh_process(monkeypatch, tmp_path, attempt, fresh):
-    """The first attempt forks a warm server; the others start MNN as users do, in a fresh process: a forked
-    layout is the same for every attempt, and in two of six full runs here KB064's did not crash in any of them."""
-    from types import SimpleNamespace
+SEES = """
+import os, sys
+print("SEES", len("".join(f"{k}={v}" for k, v in os.environ.items())), os.environ.get("MALLOC_PERTURB_", "-"),
+      os.getppid() == int(sys.argv[1]))
+"""
 
+LAYOUT = '''
+import os
+from kb import child
+from kb.checks import Checks
+
+checks = Checks(__file__)
+
+
+@checks.bug("onnxruntime", ["all-nan"], attempts=4)
+def sees(s):
+    """Each attempt runs a Python that prints its environment's size and glibc's fill byte; none reproduces."""
+    import sys
+    step = s.step(child.run_command("sees", [sys.executable, "-c", {script!r}, str(os.getpid())]))
+    with open(__file__ + ".seen", "a") as f:
+        f.write(step.output)
+    return s.onnxruntime.run(s.source(s.artifacts.onnx("sqrt-abs")), "sqrt-abs")
+'''
+
+
+def test_each_attempt_runs_its_steps_in_an_environment_of_another_size(fixture_entry, corpus):
+    """Besides its paths, attempt k changes its steps' environment: its size on every later attempt, glibc's fill
+    byte for new and freed blocks on odd ones (KB182's crash ran through with only the paths changing)."""
+    folder = fixture_entry(NAN)
+    (folder / "test_checks.py").write_text(LAYOUT.format(script=SEES))
+    entry = load_entry(folder)
+    rec = run_check(entry, load_checks(entry).items["sees"])
+    assert rec.verdict == "fixed", rec.detail
+    seen = [ln.split()[1:] for ln in (folder / "test_checks.py.seen").read_text().splitlines() if ln.startswith("SEES")]
+    assert len(seen) == 4 and len({size for size, _, _ in seen}) == 4, seen
+    assert [perturb != "-" for _, perturb, _ in seen] == [False, True, False, True], seen
+    assert all(direct == "True" for *_, direct in seen), seen  # started by the check's process itself
     from kb import child
-    from kb.engines.mnn import MNN
 
-    seen = []
-    monkeypatch.setattr(child, "run_function", lambda *a, **kw: seen.append(kw.get("preload")) or
-                        SimpleNamespace(returncode=0))
-    session = SimpleNamespace(attempt=attempt, source=lambda p: p, path=lambda n: tmp_path / n,
-                              step=lambda result, produces=(): result)
-    MNN(session).convert(tmp_path / "m.onnx")
-    MNN(session).quantize(tmp_path / "m.mnn", {}, "q.mnn")
-    assert seen == [(), ()] if fresh else all(seen) and len(seen) == 2
+    assert child.step_layout.get() == {}  # the check's layout ends with it
+
+
+@pytest.mark.parametrize("attempt, fresh", [(0, False), (1, True), (3, True)])
+def test_steps_after_the_first_attempt_run_in_a_fresh_process(monkeypatch, tmp_path, attempt, fresh):
+    """The first attempt forks a warm server; the others start the engine as users do, in a fresh process: a forked
+    layout is the same for every attempt (in two of six full runs here KB064's did not crash in any of them), and
+    glibc reads MALLOC_PERTURB_ only at a process's start. For every engine: MNN's steps, pnnx's warm start."""
+    from kb import child, forkserver, zygote
+    from kb.harness import layout
+
+    warm = []
+    monkeypatch.setattr(forkserver, "call", lambda *a, **kw: warm.append("forkserver") or (0, False))
+    monkeypatch.setattr(zygote, "call", lambda *a, **kw: warm.append("zygote") or (0, False))
+    token = child.step_layout.set(layout(attempt))
+    try:
+        child.run_function("f", "os:getcwd", preload=("os",))
+        child.run_command("c", ["true"], warm=True)
+    finally:
+        child.step_layout.reset(token)
+    assert warm == ([] if fresh else ["forkserver", "zygote"])
 
 
 def test_mnnconvert_reads_the_model_through_the_attempts_link(monkeypatch, tmp_path):

@@ -400,3 +400,32 @@ def test_a_figure_in_the_prose_is_one_the_ledger_records(tmp_path, said, holds):
     problem = contracts.figures(load_entry(folder), None)
     assert (problem is None) == holds, problem
     assert holds or f"'max abs diff {said}'" in problem
+
+
+def test_the_session_ends_the_background_exports_after_the_batch_under_way(monkeypatch, tmp_path):
+    """A prefetch thread still in onnx's native code when pytest's process exits aborts it ("terminate called without
+    an active exception", exit -6, once in a full run): the session's end waits for the batch under way and starts no
+    other. Here every batch takes half a second, so the thread is mid-batch when the session ends."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from kb import artifacts
+    from kb.pytest_plugin import pytest_sessionfinish
+
+    batches, running = [], threading.Event()
+
+    def slow(todo, timeout=0):
+        batches.append(len(todo))
+        running.set()
+        time.sleep(0.5)
+
+    monkeypatch.setattr(artifacts, "_export_batch", slow)
+    monkeypatch.setattr(artifacts, "prepare", lambda e: None)
+    monkeypatch.setattr(artifacts, "_key", lambda e: e.slug)
+    monkeypatch.setattr(artifacts.paths, "state", lambda *a: tmp_path)
+    artifacts.prefetch([SimpleNamespace(slug=f"e{i}") for i in range(13)])  # batches of 1, 6 and 6
+    assert running.wait(10)
+    pytest_sessionfinish(SimpleNamespace(config=SimpleNamespace(workerinput={})))  # as on an xdist worker
+    assert not [t for t in threading.enumerate() if t.name == "kb-prefetch"]
+    assert batches == [1]

@@ -64,7 +64,7 @@ class MNN(Engine):
         """Convert an ONNX model (a case name or a path) with mnnconvert; return `<case>[.tag].mnn`."""
         src = self.s.source(case_or_model if isinstance(case_or_model, Path) else self.s.artifacts.onnx(case_or_model))
         dst = self.s.path(f"{src.stem}{'.' + tag if tag else ''}.mnn")
-        self.s.step(convert_step(src, dst, *flags, **self._fresh()), produces=[dst])
+        self.s.step(convert_step(src, dst, *flags), produces=[dst])
         return dst
 
     def quantize(self, model: Path, config: dict, name: str) -> Path:
@@ -74,7 +74,7 @@ class MNN(Engine):
         cfg.write_text(json.dumps(config, indent=1))
         argv = ["quantized.out", str(model), str(dst), str(cfg)]
         method = config.get("feature_quantize_method", "?")
-        self.s.step(child.run_function(f"mnnquant {method}", "kb.workers.mnn:quantize", argv=argv, **{"preload": TOOLS, **self._fresh()},
+        self.s.step(child.run_function(f"mnnquant {method}", "kb.workers.mnn:quantize", argv=argv, preload=TOOLS,
                                  shown=f"mnnquant {model.name} {dst.name} {cfg.name}  # {json.dumps(config)}"),
                     produces=[dst])
         return dst
@@ -93,13 +93,7 @@ class MNN(Engine):
         """run_function's python and env for an emulated arm64 `cpu` (kb.tools.arm64) and its preload, and how outputs
         are labelled."""
         label = "".join([f" on an emulated {cpu}" if cpu else "", f", precision {precision}" if precision != "normal" else ""])
-        return {"preload": WARM, **self._fresh(), **(arm64.runner(cpu, "mnn", self.version()) if cpu else {})}, label
-
-    def _fresh(self) -> dict:
-        """A check's attempts after the first run each step in a fresh process, as users run MNN: where a crash
-        depends on the memory layout (an out-of-bounds read, KB064), a warm server's fork gives one layout for every
-        attempt, and which one depends on the test that started the server."""
-        return {"preload": ()} if self.s.attempt else {}
+        return {"preload": WARM, **(arm64.runner(cpu, "mnn", self.version()) if cpu else {})}, label
 
     def run(self, model: Path, case: str | None = None, cpu: str | None = None, precision: str = "normal") -> Outputs:
         """Run `<case>[...].mnn` on the case's inputs with MNN's module API; outputs are named as in the case.
