@@ -35,7 +35,7 @@ class Check:
     atol: float = 1e-4
     rtol: float = 1e-3
     range_tol: float | None = None  # for quantized outputs: max diff as a fraction of the output range
-    attempts: int = 1  # runs, each in a working folder of another name length (kb.harness.run_check)
+    attempts: int = 1  # runs, each with another memory layout (kb.harness.layout); one failure decides
     doc: str = ""
     variant: str | None = None  # a variant check: the reproducer's variant case it runs
     run: str | None = None  # a row's pipeline (kb.pipelines); None: a function of test_checks.py

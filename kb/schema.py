@@ -263,8 +263,8 @@ class CheckRow(Strict):
     atol: float | None = None
     rtol: float | None = None
     range_tol: float | None = None  # quantized outputs: max diff as a fraction of the output range
-    # A failure that depends on the heap's layout (a read past the end of a list) shows for some path lengths
-    # and not others: each attempt runs in a working folder of another name length; one failure decides.
+    # A failure that depends on the heap's layout (a read past the end of a list) shows in some runs and not
+    # others: each attempt runs with other path lengths and another environment (kb.harness.layout); one decides.
     attempts: int | None = Field(None, ge=2, le=10)
     # a variants row over some of the variants: those whose name `match` finds, and `skip` does not (regexes)
     match: str | None = None
