@@ -125,19 +125,12 @@ def run_check(entry: Entry, check: Check) -> Record:
     if check.kind == CheckKind.WORKAROUND:
         arts = dataclasses.replace(arts, visit=_rewrite_guard(entry, check, arts))
     worst = None
-    for attempt in range(check.attempts):
-        limit = child.step_timeout.set(child.ATTEMPT_TIMEOUT) if check.attempts > 1 else None
-        env = child.step_layout.set(layout(attempt))
-        try:
-            outcome = _attempt(entry, check, arts, attempt)
-        finally:
-            child.step_layout.reset(env)
-            if limit is not None:
-                child.step_timeout.reset(limit)
+    for k in range(check.attempts):
+        outcome = attempt(entry, check, arts, k, child.ATTEMPT_TIMEOUT if check.attempts > 1 else None)
         if not isinstance(outcome, _Judged):
             return record(*outcome)  # skipped, or an error: nothing about the engine to try again
         if worst is None or _RANK[outcome.j.verdict] > _RANK[worst.j.verdict]:
-            worst, worst_at = outcome, attempt + 1
+            worst, worst_at = outcome, k + 1
         if worst.j.verdict in BAD and worst.j.verdict != Verdict.DIFFERS:
             break  # the failure the check looks for: one attempt decides
     j, detail = worst.j, worst.j.detail
@@ -169,6 +162,19 @@ class _Judged:
 
 # which attempt's outcome stands: the described failure, then another failure, then a pass
 _RANK = {Verdict.FIXED: 0, Verdict.WORKS: 0, Verdict.DIFFERS: 1, Verdict.BROKEN: 2, Verdict.REPRODUCES: 2}
+
+
+def attempt(entry: Entry, check: Check, arts: Artifacts, k: int, timeout: float | None = None) -> _Judged | tuple:
+    """Attempt k of a check (from 0): its paths' lengths and environment (layout(k)); `timeout`: each step's, where
+    not the default. bench/crash_stability.py runs every attempt of a crash check, not only up to the first crash."""
+    limit = child.step_timeout.set(timeout) if timeout is not None else None
+    env = child.step_layout.set(layout(k))
+    try:
+        return _attempt(entry, check, arts, k)
+    finally:
+        child.step_layout.reset(env)
+        if limit is not None:
+            child.step_timeout.reset(limit)
 
 
 def _attempt(entry: Entry, check: Check, arts: Artifacts, attempt: int) -> _Judged | tuple:

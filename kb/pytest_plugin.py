@@ -42,6 +42,8 @@ def pytest_addoption(parser):
     g.addoption("--kb-reuse", action="store_true", help="reuse records made in this exact environment")
     g.addoption("--kb-json", metavar="PATH", help="write this run's records to PATH as a JSON array")
     g.addoption("--kb-no-contracts", action="store_true", help="collect the checks only")
+    g.addoption("--kb-store-durations", action="store_true",
+                help=f"write each xdist unit's seconds in this run to {DURATIONS} (the order units are handed out)")
 
 
 def pytest_configure(config):
@@ -193,17 +195,54 @@ def _reused(config) -> dict:
     return _reuse
 
 
+# Seconds per xdist unit in a full run (./run test --kb-store-durations writes it): units are handed out longest
+# first, so that no long one starts last and runs alone (xdist's own order is by number of tests: tests/'s slow
+# files of few tests came last, and a warm run spent its last 4 minutes on them).
+DURATIONS = "tests/durations.json"
+
+
+def _unit(config, nodeid: str) -> str:
+    """The unit a test runs in under `--dist loadfile`: its file, but the entries with checks on an emulated arm64 CPU
+    are one unit together: each qemu interpreter they start (5-9 s, kb.forkserver keeps it) then starts on one worker
+    only."""
+    file = nodeid.split("::", 1)[0]
+    return "emulated arm64 CPU" if _emulated(config.rootpath / file) else file
+
+
+def longest_first(units: list[str], seconds: dict[str, float]) -> list[str]:
+    """`units` by their seconds, longest first; a unit not timed yet (a new entry) counts as a typical one."""
+    known = sorted(seconds.values())
+    typical = known[len(known) // 2] if known else 0.0
+    return sorted(units, key=lambda u: -seconds.get(u, typical))
+
+
+def _durations(config) -> dict[str, float]:
+    try:
+        return json.loads((config.rootpath / DURATIONS).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile` (./run test), but the entries with checks on an emulated arm64 CPU are one unit together:
-    each qemu interpreter they start (5-9 s, kb.forkserver keeps it) then starts on one worker only."""
+    """`--dist loadfile` (./run test) in units (_unit), longest first (DURATIONS)."""
     if config.getvalue("dist") != "loadfile":
         return None
+    from collections import OrderedDict
+
     from xdist.scheduler import LoadFileScheduling
 
     class Scheduling(LoadFileScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
-            file = super()._split_scope(nodeid)
-            return "emulated arm64 CPU" if _emulated(config.rootpath / file) else file
+            return _unit(config, nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the queue is complete when the first unit is handed out
+                self.ordered = True
+                order = longest_first(list(self.workqueue), _durations(config))
+                self.workqueue = OrderedDict((u, self.workqueue[u]) for u in order)
+            super()._assign_work_unit(node)
 
     return Scheduling(config, log)
 
@@ -270,6 +309,7 @@ def outcome(rec, table: expectations.Table, accepting: bool = False, engine_miss
 
 
 def pytest_runtest_logreport(report):
+    _session_seconds[report.nodeid.split("::", 1)[0]] += report.duration
     if report.when != "call":
         return
     from kb.records import Record
@@ -280,6 +320,7 @@ def pytest_runtest_logreport(report):
 
 
 _session_records: list = []  # the controller's copy (pytest_runtest_logreport runs there under xdist)
+_session_seconds: dict[str, float] = defaultdict(float)  # per file, every phase of every test
 
 
 def _worker(config) -> bool:
@@ -304,6 +345,20 @@ def pytest_sessionfinish(session):
         from kb.accepting import accept
 
         config.stash[ACCEPTED] = accept(records)
+    if config.getoption("kb_store_durations"):
+        _store_durations(config)
+
+
+def _store_durations(config) -> None:
+    """This run's seconds per unit, over the stored ones of the units it ran; units whose files are gone dropped."""
+    seconds = _durations(config)
+    ran: dict[str, float] = defaultdict(float)
+    for file, took in _session_seconds.items():
+        ran[_unit(config, file)] += took
+    seconds.update(ran)
+    kept = {u: round(t, 1) for u, t in sorted(seconds.items())
+            if u == "emulated arm64 CPU" or (config.rootpath / u).is_file()}
+    (config.rootpath / DURATIONS).write_text(json.dumps(kept, indent=0) + "\n")
 
 
 ACCEPTED = pytest.StashKey[list]()

@@ -429,3 +429,31 @@ def test_the_session_ends_the_background_exports_after_the_batch_under_way(monke
     pytest_sessionfinish(SimpleNamespace(config=SimpleNamespace(workerinput={})))  # as on an xdist worker
     assert not [t for t in threading.enumerate() if t.name == "kb-prefetch"]
     assert batches == [1]
+
+
+def test_units_are_handed_out_longest_first_by_the_stored_durations(tmp_path):
+    """xdist's loadfile hands out files by number of tests, most first: tests/'s slow files of few tests came last and
+    ran alone at the end (a warm run's last 4 minutes). kb's scheduler hands out the longest first, as the stored
+    durations say; a file not timed yet counts as a typical one. One worker runs the units in the order handed out."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "test_many.py").write_text("".join(f"def test_{i}():\n    pass\n" for i in range(6)))
+    (tmp_path / "test_few.py").write_text("def test_slow():\n    pass\n")
+    (tmp_path / "test_new.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    (tmp_path / "tests" / "durations.json").write_text(json.dumps({"test_many.py": 3.0, "test_few.py": 90.0,
+                                                                   "test_other.py": 5.0}))
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "1", "--dist", "loadfile",
+                        "-v", "--kb-store-durations"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout[-2000:]
+    order = list(dict.fromkeys(re.findall(r"PASSED (test_\w+\.py)", p.stdout)))
+    assert order == ["test_few.py", "test_new.py", "test_many.py"], p.stdout[-2000:]
+    stored = json.loads((tmp_path / "tests" / "durations.json").read_text())
+    assert set(stored) == {"test_many.py", "test_few.py", "test_new.py"}  # this run's units; a gone file dropped
+    assert stored["test_few.py"] < 90
+
+
+def test_longest_first_counts_an_untimed_unit_as_the_median():
+    from kb.pytest_plugin import longest_first
+
+    assert longest_first(["a", "new", "b", "c"], {"a": 1, "b": 5, "c": 3}) == ["b", "new", "c", "a"]
+    assert longest_first(["x", "y"], {}) == ["x", "y"]
